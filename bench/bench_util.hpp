@@ -1,0 +1,151 @@
+// bench/bench_util.hpp — common result schema for every baton benchmark (see docs/benchmarks.md):
+// workload,shape,variant,median_us,min_us,max_us,reps,floor_us,best_baseline_us,ratio_to_floor,
+// ratio_to_best_baseline,correct,gpu,driver,cuda,commit,date[,extra columns]
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef BATON_GIT_COMMIT
+#define BATON_GIT_COMMIT "unknown"
+#endif
+
+namespace baton::bench {
+
+struct Env {
+  std::string gpu = "none", driver = "unknown", cuda = "unknown", commit = BATON_GIT_COMMIT, date, sm_clock_mhz = "unknown";
+};
+
+struct Row {
+  std::string workload, shape, variant;
+  double median_us = 0, min_us = 0, max_us = 0;
+  int reps = 0;
+  double floor_us = 0;
+  bool baseline = false;  // counts toward best_baseline_us
+  bool correct = false;
+  std::vector<std::pair<std::string, std::string>> extra;  // more columns, same order in every row
+  double best_baseline_us = 0;
+};
+
+inline std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+inline std::string driver_version_from_proc() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return "";
+  std::istringstream is(line);
+  std::string w, last;
+  while (is >> w)
+    if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos) return w;
+  return "";
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+inline Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return s;
+}
+
+// Fills best_baseline_us per shape.
+inline void finalize(std::vector<Row>& rows) {
+  std::map<std::string, double> best;
+  for (const auto& r : rows)
+    if (r.baseline && r.correct) {
+      auto it = best.find(r.shape);
+      if (it == best.end() || r.median_us < it->second) best[r.shape] = r.median_us;
+    }
+  for (auto& r : rows) r.best_baseline_us = best.count(r.shape) ? best[r.shape] : 0;
+}
+
+inline std::string fmt(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+inline void write_csv(const std::string& path, const std::vector<Row>& rows, const Env& env) {
+  std::ofstream f(path);
+  f << "workload,shape,variant,median_us,min_us,max_us,reps,floor_us,best_baseline_us,ratio_to_floor,"
+       "ratio_to_best_baseline,correct,gpu,driver,cuda,commit,date";
+  if (!rows.empty())
+    for (const auto& [k, v] : rows[0].extra) f << "," << k;
+  f << "\n";
+  for (const auto& r : rows) {
+    f << r.workload << "," << r.shape << "," << r.variant << "," << fmt(r.median_us) << "," << fmt(r.min_us) << ","
+      << fmt(r.max_us) << "," << r.reps << "," << fmt(r.floor_us) << "," << fmt(r.best_baseline_us) << ","
+      << fmt(r.floor_us > 0 ? r.median_us / r.floor_us : 0) << ","
+      << fmt(r.best_baseline_us > 0 ? r.median_us / r.best_baseline_us : 0) << "," << (r.correct ? 1 : 0) << ","
+      << env.gpu << "," << env.driver << "," << env.cuda << "," << env.commit << "," << env.date;
+    for (const auto& [k, v] : r.extra) f << "," << v;
+    f << "\n";
+  }
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+inline void write_json(const std::string& path, const std::vector<Row>& rows, const Env& env) {
+  std::ofstream f(path);
+  f << "{\n  \"env\": {\"gpu\": \"" << json_escape(env.gpu) << "\", \"driver\": \"" << env.driver << "\", \"cuda\": \""
+    << env.cuda << "\", \"commit\": \"" << env.commit << "\", \"date\": \"" << env.date << "\", \"sm_clock_mhz\": \""
+    << env.sm_clock_mhz << "\"},\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    f << "    {\"workload\": \"" << r.workload << "\", \"shape\": \"" << r.shape << "\", \"variant\": \"" << r.variant
+      << "\", \"median_us\": " << fmt(r.median_us) << ", \"min_us\": " << fmt(r.min_us) << ", \"max_us\": "
+      << fmt(r.max_us) << ", \"reps\": " << r.reps << ", \"floor_us\": " << fmt(r.floor_us)
+      << ", \"best_baseline_us\": " << fmt(r.best_baseline_us)
+      << ", \"ratio_to_floor\": " << fmt(r.floor_us > 0 ? r.median_us / r.floor_us : 0)
+      << ", \"ratio_to_best_baseline\": " << fmt(r.best_baseline_us > 0 ? r.median_us / r.best_baseline_us : 0)
+      << ", \"correct\": " << (r.correct ? 1 : 0) << ", \"gpu\": \"" << json_escape(env.gpu) << "\", \"driver\": \""
+      << env.driver << "\", \"cuda\": \"" << env.cuda << "\", \"commit\": \"" << env.commit << "\", \"date\": \""
+      << env.date << "\"";
+    for (const auto& [k, v] : r.extra) f << ", \"" << k << "\": \"" << json_escape(v) << "\"";
+    f << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+}
+
+inline void print_table(const std::vector<Row>& rows, const Env& env) {
+  std::printf("\n%s | driver %s | CUDA %s | SM clock %s MHz | commit %s | %s\n", env.gpu.c_str(), env.driver.c_str(),
+              env.cuda.c_str(), env.sm_clock_mhz.c_str(), env.commit.c_str(), env.date.c_str());
+  std::printf("%-12s %-44s %-20s %10s %10s %10s %8s %8s %4s", "workload", "shape", "variant", "median_us", "min_us",
+              "max_us", "x_best", "x_floor", "ok");
+  if (!rows.empty())
+    for (const auto& [k, v] : rows[0].extra) std::printf(" %s", k.c_str());
+  std::printf("\n");
+  for (const auto& r : rows) {
+    std::printf("%-12s %-44s %-20s %10.2f %10.2f %10.2f %8.3f %8.2f %4d", r.workload.c_str(), r.shape.c_str(),
+                r.variant.c_str(), r.median_us, r.min_us, r.max_us,
+                r.best_baseline_us > 0 ? r.median_us / r.best_baseline_us : 0.0,
+                r.floor_us > 0 ? r.median_us / r.floor_us : 0.0, r.correct ? 1 : 0);
+    for (const auto& [k, v] : r.extra) std::printf(" %s", v.c_str());
+    std::printf("\n");
+  }
+}
+
+}  // namespace baton::bench

@@ -1,0 +1,12 @@
+execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
+                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR commit STREQUAL "")
+  set(commit "unknown")
+endif()
+set(content "#pragma once\n#define BATON_GIT_COMMIT \"${commit}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT "${old}" STREQUAL "${content}")
+  file(WRITE ${OUT} "${content}")
+endif()

@@ -1,0 +1,44 @@
+// baton/config.hpp — portability macros. Compiles under plain g++/clang++ (host tests)
+// and under nvcc (host and device passes).
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDA_ARCH__)
+#define BATON_HOST_DEVICE __host__ __device__ __forceinline__
+#define BATON_DEVICE __device__ __forceinline__
+#define BATON_CUDA_COMPILER 1
+#else
+#define BATON_HOST_DEVICE inline
+#define BATON_DEVICE inline
+#define BATON_CUDA_COMPILER 0
+#endif
+
+// True in the device pass of nvcc only.
+#if defined(__CUDA_ARCH__)
+#define BATON_DEVICE_PASS 1
+#else
+#define BATON_DEVICE_PASS 0
+#endif
+
+// Debug watchdog: a wait that spins past Params::watchdog_ns reports an error record and
+// bails out instead of hanging. On by default in debug builds; -DBATON_ENABLE_WATCHDOG=1
+// forces it on in release builds, =0 forces it off.
+#ifndef BATON_ENABLE_WATCHDOG
+#if defined(NDEBUG)
+#define BATON_ENABLE_WATCHDOG 0
+#else
+#define BATON_ENABLE_WATCHDOG 1
+#endif
+#endif
+
+// The soundness checker runs before every launch helper in debug builds (always in CLI tools).
+#ifndef BATON_CHECK_BEFORE_LAUNCH
+#if defined(NDEBUG)
+#define BATON_CHECK_BEFORE_LAUNCH 0
+#else
+#define BATON_CHECK_BEFORE_LAUNCH 1
+#endif
+#endif
+
+#define BATON_VERSION_MAJOR 0
+#define BATON_VERSION_MINOR 1
+#define BATON_VERSION_PATCH 0

@@ -1,0 +1,153 @@
+// baton/policy.hpp — sync policies.
+//
+// A policy is the contract on one producer→consumer edge:
+//   * producer side: each producer tile posts (+1) to one semaphore, post_index(tile);
+//   * consumer side: before k-block k of consumer tile t, for_each_wait(t, k, f) names the
+//     semaphores to wait on, each as a WaitSpec {sem, count, per_epoch}: wait until the
+//     semaphore reaches epoch * per_epoch + count (mod 2^32).
+// Waits given for k-block k also cover every later k-block. Policies that wait per tile give all
+// their waits at k == 0 and none after.
+//
+// Built-in policies combine a grouping (which producer tiles share a semaphore) with a
+// footprint (which producer tiles a consumer reads, see footprint.hpp):
+//   TilePolicy<F>   one semaphore per producer tile        (per tile; per k-block with F's k)
+//   RowPolicy<F>    one semaphore per row of tiles         (count = tiles per row)
+//   ColumnPolicy<F> one semaphore per column of tiles      (count = tiles per column)
+//   KBlockPolicy<F> TilePolicy that waits per k-block, just before the k-block is loaded
+//   ConvPolicy      RowPolicy over the R x S halo of an implicit-GEMM convolution
+//
+// User-defined policies satisfy the SyncPolicy concept below; the soundness checker
+// (dependency.hpp) proves them against the true dependency relation before any launch.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "baton/config.hpp"
+#include "baton/footprint.hpp"
+#include "baton/tile.hpp"
+
+namespace baton {
+
+struct WaitSpec {
+  int sem = 0;             // index into the edge's semaphore array
+  uint32_t count = 0;      // posts to wait for in this epoch
+  uint32_t per_epoch = 0;  // posts the semaphore receives per epoch (its number of posters)
+};
+
+namespace detail {
+// Archetype of the callable passed to for_each_wait: returns false to stop early.
+struct wait_sink_archetype {
+  BATON_HOST_DEVICE bool operator()(WaitSpec) const { return true; }
+};
+}  // namespace detail
+
+// The SyncPolicy concept. See the file comment for the meaning of each member.
+template <class P>
+concept SyncPolicy = std::copy_constructible<P> &&
+    requires(P const& p, Tile t, int k, detail::wait_sink_archetype f) {
+      { p.producer_grid() } -> std::same_as<Grid>;
+      { p.num_semaphores() } -> std::convertible_to<int>;
+      { p.post_index(t) } -> std::convertible_to<int>;
+      { p.k_blocks() } -> std::convertible_to<int>;
+      { p.for_each_wait(t, k, f) } -> std::same_as<bool>;
+    };
+
+template <Footprint F>
+struct TilePolicy {
+  Grid producer{};
+  F footprint{};
+  bool per_k_block = false;  // wait per k-block (just in time) instead of once per tile
+
+  BATON_HOST_DEVICE constexpr Grid producer_grid() const { return producer; }
+  BATON_HOST_DEVICE constexpr int num_semaphores() const { return int(producer.size()); }
+  BATON_HOST_DEVICE constexpr int post_index(Tile t) const { return producer.linear(t); }
+  BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
+  template <class Fn>
+  BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
+    TileRect r;
+    if (per_k_block) {
+      r = footprint.rect(t, k);
+    } else {
+      if (k != 0) return true;
+      r = footprint.rect_all(t);
+    }
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int m = r.m0; m < r.m1; ++m)
+        for (int n = r.n0; n < r.n1; ++n)
+          if (!f(WaitSpec{producer.linear(Tile{m, n, z}), 1u, 1u})) return false;
+    return true;
+  }
+};
+
+template <Footprint F>
+struct KBlockPolicy : TilePolicy<F> {
+  constexpr KBlockPolicy() { this->per_k_block = true; }
+  constexpr KBlockPolicy(Grid producer, F fp) : TilePolicy<F>{producer, fp, true} {}
+};
+
+template <Footprint F>
+struct RowPolicy {
+  Grid producer{};
+  F footprint{};
+  bool per_k_block = false;
+
+  BATON_HOST_DEVICE constexpr Grid producer_grid() const { return producer; }
+  BATON_HOST_DEVICE constexpr int num_semaphores() const { return producer.m * producer.z; }
+  BATON_HOST_DEVICE constexpr int post_index(Tile t) const { return t.z * producer.m + t.m; }
+  BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
+  template <class Fn>
+  BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
+    TileRect r;
+    if (per_k_block) {
+      r = footprint.rect(t, k);
+    } else {
+      if (k != 0) return true;
+      r = footprint.rect_all(t);
+    }
+    if (r.empty()) return true;
+    const uint32_t per_row = uint32_t(producer.n);
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int m = r.m0; m < r.m1; ++m)
+        if (!f(WaitSpec{z * producer.m + m, per_row, per_row})) return false;
+    return true;
+  }
+};
+
+template <Footprint F>
+struct ColumnPolicy {
+  Grid producer{};
+  F footprint{};
+  bool per_k_block = false;
+
+  BATON_HOST_DEVICE constexpr Grid producer_grid() const { return producer; }
+  BATON_HOST_DEVICE constexpr int num_semaphores() const { return producer.n * producer.z; }
+  BATON_HOST_DEVICE constexpr int post_index(Tile t) const { return t.z * producer.n + t.n; }
+  BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
+  template <class Fn>
+  BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
+    TileRect r;
+    if (per_k_block) {
+      r = footprint.rect(t, k);
+    } else {
+      if (k != 0) return true;
+      r = footprint.rect_all(t);
+    }
+    if (r.empty()) return true;
+    const uint32_t per_col = uint32_t(producer.m);
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int n = r.n0; n < r.n1; ++n)
+        if (!f(WaitSpec{z * producer.n + n, per_col, per_col})) return false;
+    return true;
+  }
+};
+
+// Convolution R x S halo: one semaphore per row of producer tiles; consumer k-block (r, s, cb)
+// waits for the rows holding filter row r's input rows (per_k_block), or the whole halo.
+struct ConvPolicy : RowPolicy<footprint::ConvHalo> {
+  constexpr ConvPolicy() = default;
+  constexpr ConvPolicy(footprint::ConvHalo fp, bool per_k = false)
+      : RowPolicy<footprint::ConvHalo>{fp.producer_grid(), fp, per_k} {}
+};
+
+}  // namespace baton

@@ -1,0 +1,288 @@
+// baton/stage.hpp — a stage of a chain: tile(), wait(), post(). Host + device.
+//
+//   using S = baton::Stage<RowMajor, outputs<RowPolicy<GemmA>>, inputs<TilePolicy<Identity>>>;
+//   __global__ void k(S s, ...) {
+//     auto a = s.tile();                 // which tile this CTA computes (ticket + order), epoch
+//     if (!s.wait(a)) return;            // wait for the producer tiles this tile reads
+//     ... compute tile a.tile ...
+//     s.post(a);                         // publish: all CTA writes visible, then release-add
+//   }
+//
+// tile()/wait()/post() are CTA-cooperative on the device (every thread calls them) and plain
+// calls on the host (the CPU emulator runs one thread per CTA). The *_leader() variants are for
+// warp-specialized kernels, where one elected thread waits and the kernel releases its readers
+// through its own barrier.
+//
+// Epochs: the CTA's ticket t gives position t % tiles and epoch t / tiles. Semaphores are never
+// reset: epoch e waits until sem >= e * per_epoch + count, compared modulo 2^32, so u32
+// semaphores wrap around safely.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "baton/config.hpp"
+#include "baton/device/flags.hpp"
+#include "baton/error_record.hpp"
+#include "baton/order.hpp"
+#include "baton/policy.hpp"
+#include "baton/tile.hpp"
+
+namespace baton {
+
+template <class... Ps>
+struct outputs {};
+template <class... Ps>
+struct inputs {};
+
+template <class P>
+struct OutEdge {
+  P policy{};
+  uint32_t* sems = nullptr;
+  uint32_t edge_index = 0;
+};
+template <class P>
+struct InEdge {
+  P policy{};
+  const uint32_t* sems = nullptr;
+  uint32_t edge_index = 0;
+};
+
+namespace detail {
+template <template <class> class E, class... Ps>
+struct edge_list;
+template <template <class> class E>
+struct edge_list<E> {
+  static constexpr int size = 0;
+};
+template <template <class> class E, class P, class... Rest>
+struct edge_list<E, P, Rest...> {
+  static constexpr int size = 1 + sizeof...(Rest);
+  E<P> head{};
+  edge_list<E, Rest...> tail{};
+};
+template <int I, class L>
+BATON_HOST_DEVICE constexpr auto& get(L& l) {
+  if constexpr (I == 0)
+    return l.head;
+  else
+    return get<I - 1>(l.tail);
+}
+template <int I, class L>
+BATON_HOST_DEVICE constexpr const auto& get(const L& l) {
+  if constexpr (I == 0)
+    return l.head;
+  else
+    return get<I - 1>(l.tail);
+}
+template <class T>
+struct is_outputs : std::false_type {};
+template <class... Ps>
+struct is_outputs<outputs<Ps...>> : std::true_type {};
+template <class T>
+struct is_inputs : std::false_type {};
+template <class... Ps>
+struct is_inputs<inputs<Ps...>> : std::true_type {};
+}  // namespace detail
+
+// What tile() hands a CTA.
+struct Assignment {
+  Tile tile{};
+  int position = 0;    // place in the stage's order
+  uint32_t epoch = 0;  // chain iteration (mod 2^32)
+};
+
+// Where a wait happened, for the watchdog's error record.
+struct WaitSite {
+  ErrorRecord* error = nullptr;
+  uint64_t watchdog_ns = 0;
+  uint32_t stage = 0;
+  uint32_t edge = 0;
+  Tile tile{};
+  int k_block = -1;
+  uint32_t sem = 0;
+  uint32_t epoch = 0;
+};
+
+// Spin until *sem >= target (mod 2^32) with acquire semantics. Returns false if the chain's
+// error record is set (by another wait's watchdog or by the host) or this wait's watchdog fires.
+BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const WaitSite& site) {
+  uint32_t v = device::load_acquire_gpu(sem);
+  if (int32_t(v - target) >= 0) return true;
+  device::Backoff backoff;
+#if BATON_ENABLE_WATCHDOG
+  const uint64_t start = site.watchdog_ns ? device::global_timer_ns() : 0;
+#endif
+  for (uint32_t spins = 1;; ++spins) {
+    backoff.pause();
+    v = device::load_acquire_gpu(sem);
+    if (int32_t(v - target) >= 0) return true;
+    if ((spins & 7) == 0 && site.error) {
+      if (device::load_relaxed_gpu(&site.error->code) != 0) return false;
+#if BATON_ENABLE_WATCHDOG
+      if (site.watchdog_ns && device::global_timer_ns() - start > site.watchdog_ns) {
+        if (device::cas_relaxed_gpu(&site.error->code, 0u, uint32_t(device_error::watchdog)) == 0u) {
+          ErrorRecord* e = site.error;
+          e->stage = site.stage;
+          e->tile_m = site.tile.m;
+          e->tile_n = site.tile.n;
+          e->tile_z = site.tile.z;
+          e->k_block = site.k_block;
+          e->edge = site.edge;
+          e->semaphore = site.sem;
+          e->expected = target;
+          e->seen = v;
+          e->epoch = site.epoch;
+          device::fence_acq_rel_gpu();
+        }
+        return false;
+      }
+#endif
+    }
+  }
+}
+
+template <TileOrder Order, class Outs = outputs<>, class Ins = inputs<>>
+struct Stage {
+  static_assert(detail::is_outputs<Outs>::value,
+                "baton::Stage<Order, Outs, Ins>: Outs must be baton::outputs<Policy...> "
+                "(the policies of the edges this stage produces)");
+  static_assert(detail::is_inputs<Ins>::value,
+                "baton::Stage<Order, Outs, Ins>: Ins must be baton::inputs<Policy...> "
+                "(the policies of the edges this stage consumes)");
+};
+
+template <TileOrder Order, class... OutPs, class... InPs>
+struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
+  static_assert((SyncPolicy<OutPs> && ...),
+                "baton::Stage: every type in outputs<...> must satisfy baton::SyncPolicy "
+                "(producer_grid, num_semaphores, post_index, k_blocks, for_each_wait)");
+  static_assert((SyncPolicy<InPs> && ...),
+                "baton::Stage: every type in inputs<...> must satisfy baton::SyncPolicy "
+                "(producer_grid, num_semaphores, post_index, k_blocks, for_each_wait)");
+
+  static constexpr int num_outputs = sizeof...(OutPs);
+  static constexpr int num_inputs = sizeof...(InPs);
+
+  Grid grid{};
+  Order order{};
+  uint64_t* ticket = nullptr;
+  ErrorRecord* error = nullptr;
+  uint32_t stage_index = 0;
+  uint64_t watchdog_ns = 0;        // 0 disables the watchdog for this stage
+  bool async_proxy_reads = false;  // inputs are read by TMA: fence.proxy.async after acquire
+  bool trigger_dependents = true;  // PDL: let the next stage be scheduled once this CTA runs
+  detail::edge_list<OutEdge, OutPs...> out{};
+  detail::edge_list<InEdge, InPs...> in{};
+
+  // ---- leader-level API (one thread) ---------------------------------------------------------
+
+  BATON_HOST_DEVICE Assignment acquire_tile_leader() const {
+    const uint64_t n = uint64_t(grid.size());
+    const uint64_t t = device::fetch_add_relaxed_gpu(ticket, 1);
+    Assignment a;
+    a.position = int(t % n);
+    a.epoch = uint32_t(t / n);
+    a.tile = order(grid, a.position);
+    return a;
+  }
+
+  // Waits of input I for k-block k of the assigned tile.
+  template <int I>
+  BATON_HOST_DEVICE bool wait_input_leader(const Assignment& a, int k) const {
+    static_assert(I >= 0 && I < num_inputs, "baton::Stage::wait_input_leader<I>: input index out of range");
+    const auto& e = detail::get<I>(in);
+    WaitSite site{error, watchdog_ns, stage_index, e.edge_index, a.tile, k, 0, a.epoch};
+    bool ok = e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
+      site.sem = uint32_t(w.sem);
+      return wait_geq(e.sems + w.sem, a.epoch * w.per_epoch + w.count, site);
+    });
+    if (async_proxy_reads) device::fence_proxy_async_global();
+    return ok;
+  }
+
+  // All inputs, k-block k.
+  BATON_HOST_DEVICE bool wait_leader(const Assignment& a, int k) const {
+    return wait_all_inputs_(a, k, std::make_integer_sequence<int, num_inputs>{});
+  }
+
+  // All inputs, every k-block (for kernels that read the whole footprint up front).
+  BATON_HOST_DEVICE bool wait_leader(const Assignment& a) const {
+    int kmax = max_k_blocks_(std::make_integer_sequence<int, num_inputs>{});
+    for (int k = 0; k < kmax; ++k)
+      if (!wait_leader(a, k)) return false;
+    return true;
+  }
+
+  // Publish the tile to every output edge. The caller guarantees that all of the tile's writes
+  // happened before (CTA barrier for plain stores; tma_store_wait_all + fence_proxy_async_global
+  // for TMA stores).
+  BATON_HOST_DEVICE void post_leader(const Assignment& a) const {
+    static_assert(num_outputs > 0,
+                  "baton::Stage::post: this stage has no outputs<...>; it is the last stage of its "
+                  "chain and has nothing to publish");
+    post_all_(a, std::make_integer_sequence<int, num_outputs>{});
+  }
+
+  // ---- CTA-cooperative API (every thread of the CTA calls these) -----------------------------
+
+  BATON_HOST_DEVICE Assignment tile() const {
+#if BATON_DEVICE_PASS
+    __shared__ Assignment shared_assignment;
+    if (trigger_dependents) device::launch_dependents();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) shared_assignment = acquire_tile_leader();
+    __syncthreads();
+    Assignment a = shared_assignment;
+    __syncthreads();  // the shared slot may be reused by the next tile() call
+    return a;
+#else
+    return acquire_tile_leader();
+#endif
+  }
+
+  BATON_HOST_DEVICE bool wait(const Assignment& a) const { return cta_bool_([&] { return wait_leader(a); }); }
+  BATON_HOST_DEVICE bool wait(const Assignment& a, int k) const {
+    return cta_bool_([&] { return wait_leader(a, k); });
+  }
+
+  BATON_HOST_DEVICE void post(const Assignment& a) const {
+#if BATON_DEVICE_PASS
+    __syncthreads();  // every thread's writes of the tile happen before thread 0's release
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) post_leader(a);
+#else
+    post_leader(a);
+#endif
+  }
+
+ private:
+  template <class F>
+  BATON_HOST_DEVICE bool cta_bool_(F&& f) const {
+#if BATON_DEVICE_PASS
+    __shared__ int shared_ok;
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) shared_ok = f() ? 1 : 0;
+    __syncthreads();
+    bool ok = shared_ok != 0;
+    __syncthreads();
+    return ok;
+#else
+    return f();
+#endif
+  }
+  template <int... I>
+  BATON_HOST_DEVICE bool wait_all_inputs_(const Assignment& a, int k, std::integer_sequence<int, I...>) const {
+    return (wait_input_leader<I>(a, k) && ...);
+  }
+  template <int... I>
+  BATON_HOST_DEVICE int max_k_blocks_(std::integer_sequence<int, I...>) const {
+    int m = 1;
+    ((m = detail::get<I>(in).policy.k_blocks() > m ? detail::get<I>(in).policy.k_blocks() : m), ...);
+    return m;
+  }
+  template <int... I>
+  BATON_HOST_DEVICE void post_all_(const Assignment& a, std::integer_sequence<int, I...>) const {
+    (device::red_add_release_gpu(detail::get<I>(out).sems + detail::get<I>(out).policy.post_index(a.tile), 1u),
+     ...);
+  }
+};
+
+}  // namespace baton

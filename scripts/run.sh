@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job. With a GPU: builds and runs the benchmarks (scripts/device_run.sh).
+# Without one: says so and runs the CPU emulator demo of baton's tile protocol.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  echo "GPU found: $(nvidia-smi -L | head -1)"
+  if [ ! -x .device/bin/baton_bench_sync_cost ]; then bash scripts/build_device.sh; fi
+  exec bash scripts/device_run.sh
+fi
+echo "No GPU found on this machine: running the CPU emulator demo instead (the GPU benchmarks need an H100/H200)."
+source scripts/bootstrap.sh
+cmake --preset host >/dev/null
+cmake --build --preset host --target baton_emu_demo -j "${BATON_JOBS:-2}" >/dev/null
+exec build/host/bin/baton_emu_demo "$@"
