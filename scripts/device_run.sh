@@ -19,14 +19,19 @@ fail=0
 cat "$log"
 
 echo "== device tests ==" | tee -a "$log"
-"$BIN/baton_device_tests" --gtest_output="json:$OUT/device-tests.json" 2>&1 | tee -a "$log" || fail=1
+timeout "${BATON_TEST_TIMEOUT:-300}" "$BIN/baton_device_tests" --gtest_output="json:$OUT/device-tests.json" 2>&1 | tee -a "$log" || fail=1
 
+echo "== example ==" | tee -a "$log"
+timeout 60 "$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
+
+echo "== sync-cost benchmark ==" | tee -a "$log"
+timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee "$OUT/sync-cost.log" || fail=1
 if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   slog="$OUT/sanitizer.log"
   : > "$slog"
   for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer --tool $tool (BATON_TEST_SCALE=1000) ==" | tee -a "$slog"
-    BATON_TEST_SCALE=1000 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$BIN/baton_device_tests" --gtest_filter='-*PdlCompletionIsTransitive*' >> "$slog" 2>&1
     rc=$?
     echo "compute-sanitizer $tool: exit $rc" | tee -a "$slog"
@@ -35,10 +40,5 @@ if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&
   done
 fi
 
-echo "== example ==" | tee -a "$log"
-"$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
-
-echo "== sync-cost benchmark ==" | tee -a "$log"
-"$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee "$OUT/sync-cost.log" || fail=1
 echo "device_run: $([ $fail = 0 ] && echo ALL OK || echo FAILURES)" | tee -a "$log"
 exit $fail

@@ -35,8 +35,8 @@ namespace baton {
 // earlier writer to every later reader: with PDL, stage C may run while A is still running, so a
 // stage must wait on every earlier stage whose output it reads, not only the adjacent one.
 struct StageIO {
-  std::vector<std::string> reads;
-  std::vector<std::string> writes;
+  std::vector<std::string> reads = {};
+  std::vector<std::string> writes = {};
 };
 
 template <TileOrder O>
@@ -73,7 +73,7 @@ in_refs<Ps...> ins(const EdgeRef<Ps>&... e) {
 
 // Options every bound stage gets.
 struct BindOptions {
-  uint64_t watchdog_ns = 0;        // 0: off. Effective only when BATON_ENABLE_WATCHDOG.
+  uint64_t watchdog_ns = BATON_DEFAULT_WATCHDOG_NS;  // 0: off (default: 10 s in debug builds, off with NDEBUG)
   bool async_proxy_reads = false;  // inputs read by TMA
   bool trigger_dependents = true;
 };
@@ -89,12 +89,13 @@ class Chain {
   struct EdgeInfo {
     int producer = -1, consumer = -1;
     int num_semaphores = 0;
+    Grid dep_producer{}, dep_consumer{};  // grids of the dependency relation
     std::function<CheckReport(const std::string&)> check;
     std::function<status(std::vector<uint32_t>&)> posters;  // per-semaphore posts per epoch
     CheckReport report;
   };
 
-  template <TileOrder O>
+  template <TileOrder O = RowMajor>
   StageRef<O> add_stage(std::string name, Grid grid, O order = {}, StageIO io = {}) {
     validated_ = false;
     StageInfo s;
@@ -120,6 +121,8 @@ class Chain {
     e.producer = producer;
     e.consumer = consumer;
     e.num_semaphores = policy.num_semaphores();
+    e.dep_producer = rel.producer;
+    e.dep_consumer = rel.consumer;
     e.check = [policy, rel](const std::string& name) { return check_soundness(policy, rel, name); };
     e.posters = [policy](std::vector<uint32_t>& out) -> status {
       const Grid g = policy.producer_grid();
@@ -177,6 +180,11 @@ class Chain {
       for (int j = 0; j < i; ++j)
         if (edges_[size_t(j)].producer == e.producer && edges_[size_t(j)].consumer == e.consumer)
           return status(errc::invalid_chain, nm + ": duplicates " + edge_name(j));
+      const Grid pg = stages_[size_t(e.producer)].grid, cg = stages_[size_t(e.consumer)].grid;
+      if (!(e.dep_producer == pg) || !(e.dep_consumer == cg))
+        return status(errc::invalid_chain, nm + ": the dependency relation is for grids " + to_string(e.dep_producer) +
+                                               " -> " + to_string(e.dep_consumer) + " but the stages have " +
+                                               to_string(pg) + " -> " + to_string(cg));
       std::vector<uint32_t> posters;
       BATON_TRY(e.posters(posters).with_context(nm));
       e.report = e.check(nm);

@@ -19,15 +19,23 @@
 #define BATON_DEVICE_PASS 0
 #endif
 
-// Debug watchdog: a wait that spins past Params::watchdog_ns reports an error record and
-// bails out instead of hanging. On by default in debug builds; -DBATON_ENABLE_WATCHDOG=1
-// forces it on in release builds, =0 forces it off.
+// Debug watchdog: a wait that spins past its bound (BindOptions::watchdog_ns, Stage::watchdog_ns)
+// reports an error record and bails out instead of hanging. The check is always compiled (it sits
+// in the slow path of the spin loop and costs nothing while watchdog_ns == 0, and one definition
+// of the wait everywhere avoids ODR surprises); this macro only sets the default bound:
+// 10 s in debug builds, off (0) with NDEBUG. -DBATON_ENABLE_WATCHDOG=1 turns the default on in
+// release builds, =0 turns it off in debug builds.
 #ifndef BATON_ENABLE_WATCHDOG
 #if defined(NDEBUG)
 #define BATON_ENABLE_WATCHDOG 0
 #else
 #define BATON_ENABLE_WATCHDOG 1
 #endif
+#endif
+#if BATON_ENABLE_WATCHDOG
+#define BATON_DEFAULT_WATCHDOG_NS 10000000000ull
+#else
+#define BATON_DEFAULT_WATCHDOG_NS 0ull
 #endif
 
 // The soundness checker runs before every launch helper in debug builds (always in CLI tools).

@@ -151,6 +151,9 @@ template <SyncPolicy P>
                                           " differs from the dependency's producer grid " +
                                           to_string(rel.producer));
   if (!rel.reads) return fail(errc::invalid_argument, "dependency relation has no reads function");
+  if constexpr (requires { policy.footprint.invalid_reason(); }) {
+    if (const char* why = policy.footprint.invalid_reason()) return fail(errc::invalid_argument, why);
+  }
   const int nsem = policy.num_semaphores();
   if (nsem <= 0) return fail(errc::invalid_policy, "policy has no semaphores");
   if (rel.k_blocks < 1) return fail(errc::invalid_argument, "dependency has k_blocks < 1");

@@ -11,8 +11,9 @@ enum class device_error : uint32_t {
   aborted = 2,   // set by the host (emulator deadlock detector) to make every wait bail out
 };
 
-// Lives at offset 0 of a chain's workspace. The first failing wait claims it (CAS on `code`);
-// every other wait sees code != 0 and bails out, so a broken chain drains instead of hanging.
+// Lives at offset 0 of a chain's workspace. The first failing wait claims it (CAS on `claim`),
+// fills the fields and publishes `code` with release semantics; every other wait sees code != 0
+// and bails out, so a broken chain drains instead of hanging.
 struct alignas(16) ErrorRecord {
   uint32_t code;      // device_error
   uint32_t stage;     // stage index in the chain
@@ -23,7 +24,7 @@ struct alignas(16) ErrorRecord {
   uint32_t expected;  // the target value (epoch * per_epoch + count, mod 2^32)
   uint32_t seen;      // the last value read
   uint32_t epoch;
-  uint32_t reserved;
+  uint32_t claim;     // 0 until a failing wait takes ownership of the record
 };
 static_assert(sizeof(ErrorRecord) == 48);
 

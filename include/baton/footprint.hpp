@@ -27,6 +27,17 @@ struct TileRect {
   BATON_HOST_DEVICE constexpr bool contains(Tile t) const {
     return t.m >= m0 && t.m < m1 && t.n >= n0 && t.n < n1 && t.z >= z0 && t.z < z1;
   }
+  // The part of the rectangle inside grid g (a footprint may run past the producer's edge).
+  BATON_HOST_DEVICE constexpr TileRect clipped(Grid g) const {
+    TileRect r = *this;
+    r.m0 = r.m0 < 0 ? 0 : r.m0;
+    r.n0 = r.n0 < 0 ? 0 : r.n0;
+    r.z0 = r.z0 < 0 ? 0 : r.z0;
+    r.m1 = r.m1 > g.m ? g.m : r.m1;
+    r.n1 = r.n1 > g.n ? g.n : r.n1;
+    r.z1 = r.z1 > g.z ? g.z : r.z1;
+    return r;
+  }
 };
 
 template <class F>
@@ -57,7 +68,7 @@ struct Transpose {
 };
 
 // Every consumer tile of batch z reads every producer tile of batch z (attention reading all
-// K/V tiles of its head). k-block k reads producer column of tiles k when per_column is set.
+// K/V tiles of its head).
 struct AllOfBatch {
   Grid producer{};
   BATON_HOST_DEVICE constexpr int k_blocks() const { return 1; }
@@ -79,6 +90,13 @@ struct GemmA {
   int cons_tile_m = 0;
   int cons_tile_k = 0;  // the consumer's k-block
 
+  // Every extent and tile size must be positive (checked by check_soundness and Chain::validate).
+  constexpr const char* invalid_reason() const {
+    if (rows <= 0 || cols <= 0) return "GemmA: rows and cols must be >= 1";
+    if (prod_tile_m <= 0 || prod_tile_n <= 0 || cons_tile_m <= 0 || cons_tile_k <= 0)
+      return "GemmA: tile sizes (prod_tile_m, prod_tile_n, cons_tile_m, cons_tile_k) must be >= 1";
+    return nullptr;
+  }
   BATON_HOST_DEVICE constexpr int k_blocks() const { return ceil_div(cols, cons_tile_k); }
   BATON_HOST_DEVICE constexpr Grid producer_grid(int batches = 1) const {
     return Grid{ceil_div(rows, prod_tile_m), ceil_div(cols, prod_tile_n), batches};
@@ -121,6 +139,15 @@ struct ConvHalo {
   int r = 3, s = 3, stride = 1, pad = 1;
   int prod_tile_m = 0, prod_tile_n = 0;
   int cons_tile_m = 0, cons_tile_k = 0;  // cons_tile_k: channels per k-block
+
+  constexpr const char* invalid_reason() const {
+    if (n <= 0 || h <= 0 || w <= 0 || c <= 0) return "ConvHalo: n, h, w, c must be >= 1";
+    if (r <= 0 || s <= 0 || stride <= 0 || pad < 0) return "ConvHalo: r, s, stride must be >= 1 and pad >= 0";
+    if (prod_tile_m <= 0 || prod_tile_n <= 0 || cons_tile_m <= 0 || cons_tile_k <= 0)
+      return "ConvHalo: tile sizes must be >= 1";
+    if (h + 2 * pad < r || w + 2 * pad < s) return "ConvHalo: the filter is larger than the padded input";
+    return nullptr;
+  }
 
   BATON_HOST_DEVICE constexpr int out_h() const { return (h + 2 * pad - r) / stride + 1; }
   BATON_HOST_DEVICE constexpr int out_w() const { return (w + 2 * pad - s) / stride + 1; }

@@ -72,6 +72,7 @@ struct TilePolicy {
       if (k != 0) return true;
       r = footprint.rect_all(t);
     }
+    r = r.clipped(producer);  // never alias another tile's semaphore
     for (int z = r.z0; z < r.z1; ++z)
       for (int m = r.m0; m < r.m1; ++m)
         for (int n = r.n0; n < r.n1; ++n)
@@ -83,7 +84,7 @@ struct TilePolicy {
 template <Footprint F>
 struct KBlockPolicy : TilePolicy<F> {
   constexpr KBlockPolicy() { this->per_k_block = true; }
-  constexpr KBlockPolicy(Grid producer, F fp) : TilePolicy<F>{producer, fp, true} {}
+  constexpr KBlockPolicy(Grid producer_grid, F fp) : TilePolicy<F>{producer_grid, fp, true} {}
 };
 
 template <Footprint F>
@@ -105,6 +106,7 @@ struct RowPolicy {
       if (k != 0) return true;
       r = footprint.rect_all(t);
     }
+    r = r.clipped(producer);  // never alias another tile's semaphore
     if (r.empty()) return true;
     const uint32_t per_row = uint32_t(producer.n);
     for (int z = r.z0; z < r.z1; ++z)
@@ -133,6 +135,7 @@ struct ColumnPolicy {
       if (k != 0) return true;
       r = footprint.rect_all(t);
     }
+    r = r.clipped(producer);  // never alias another tile's semaphore
     if (r.empty()) return true;
     const uint32_t per_col = uint32_t(producer.m);
     for (int z = r.z0; z < r.z1; ++z)

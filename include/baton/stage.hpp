@@ -110,18 +110,16 @@ BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const Wait
   uint32_t v = device::load_acquire_gpu(sem);
   if (int32_t(v - target) >= 0) return true;
   device::Backoff backoff;
-#if BATON_ENABLE_WATCHDOG
   const uint64_t start = site.watchdog_ns ? device::global_timer_ns() : 0;
-#endif
   for (uint32_t spins = 1;; ++spins) {
     backoff.pause();
     v = device::load_acquire_gpu(sem);
     if (int32_t(v - target) >= 0) return true;
     if ((spins & 7) == 0 && site.error) {
       if (device::load_relaxed_gpu(&site.error->code) != 0) return false;
-#if BATON_ENABLE_WATCHDOG
       if (site.watchdog_ns && device::global_timer_ns() - start > site.watchdog_ns) {
-        if (device::cas_relaxed_gpu(&site.error->code, 0u, uint32_t(device_error::watchdog)) == 0u) {
+        // Claim the record once, fill it, then publish the code that makes every other wait bail.
+        if (device::cas_relaxed_gpu(&site.error->claim, 0u, 1u) == 0u) {
           ErrorRecord* e = site.error;
           e->stage = site.stage;
           e->tile_m = site.tile.m;
@@ -133,11 +131,10 @@ BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const Wait
           e->expected = target;
           e->seen = v;
           e->epoch = site.epoch;
-          device::fence_acq_rel_gpu();
+          device::store_release_gpu(&e->code, uint32_t(device_error::watchdog));
         }
         return false;
       }
-#endif
     }
   }
 }
@@ -169,7 +166,7 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
   uint64_t* ticket = nullptr;
   ErrorRecord* error = nullptr;
   uint32_t stage_index = 0;
-  uint64_t watchdog_ns = 0;        // 0 disables the watchdog for this stage
+  uint64_t watchdog_ns = BATON_DEFAULT_WATCHDOG_NS;  // 0 disables the watchdog for this stage
   bool async_proxy_reads = false;  // inputs are read by TMA: fence.proxy.async after acquire
   bool trigger_dependents = true;  // PDL: let the next stage be scheduled once this CTA runs
   detail::edge_list<OutEdge, OutPs...> out{};

@@ -25,6 +25,8 @@ enum class errc : int {
   deadlock,              // the CPU emulator detected a deadlock
   parse_error,           // DSL syntax error
   not_supported,
+  cancelled,             // async work cancelled before it started
+  resource_exhausted,    // a pool (events, pinned buffers) has nothing left and may not grow
 };
 
 [[nodiscard]] inline const char* to_string(errc c) noexcept {
@@ -42,6 +44,8 @@ enum class errc : int {
     case errc::deadlock: return "deadlock";
     case errc::parse_error: return "parse error";
     case errc::not_supported: return "not supported";
+    case errc::cancelled: return "cancelled";
+    case errc::resource_exhausted: return "resource exhausted";
   }
   return "unknown error";
 }

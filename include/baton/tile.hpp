@@ -51,8 +51,10 @@ struct Grid {
 };
 
 // Number of tiles of size `tile` needed to cover `extent` elements (ragged last tile included).
+// A non-positive tile size gives 0 (an invalid grid extent that validation reports) instead of
+// dividing by zero.
 BATON_HOST_DEVICE constexpr int ceil_div(int64_t extent, int64_t tile) {
-  return int((extent + tile - 1) / tile);
+  return tile > 0 ? int((extent + tile - 1) / tile) : 0;
 }
 
 }  // namespace baton

@@ -9,10 +9,7 @@
 #include "baton/order.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
-
-namespace baton {
-inline void PrintTo(const Tile& t, std::ostream* os) { *os << "(" << t.m << "," << t.n << "," << t.z << ")"; }
-}  // namespace baton
+#include "host_test_printers.hpp"
 
 namespace {
 

@@ -165,7 +165,11 @@ BATON_HOST_DEVICE void sleep_ns(uint32_t ns) {
 // H200) and caps so that a late post is seen quickly.
 struct Backoff {
   uint32_t ns = 32;
+#if BATON_DEVICE_PASS
   uint32_t cap = 1024;
+#else
+  uint32_t cap = 20000;  // host threads (emulator): yield first, then short sleeps
+#endif
   BATON_HOST_DEVICE void pause() {
     sleep_ns(ns);
     ns = ns * 2 < cap ? ns * 2 : cap;

@@ -385,7 +385,19 @@ inline status Emulator::run_iteration(const Chain& chain, void* workspace, size_
   std::vector<std::thread> threads;
   threads.reserve(size_t(nthreads));
   st.live_workers = nthreads;
-  for (int i = 0; i < nthreads; ++i) threads.emplace_back(worker);
+  std::string spawn_error;
+  for (int i = 0; i < nthreads; ++i) {
+    try {
+      threads.emplace_back(worker);
+    } catch (const std::exception& e) {  // out of threads: run on the slots we got
+      spawn_error = e.what();
+      std::lock_guard<std::mutex> lk(st.mu);
+      st.live_workers -= nthreads - i;
+      break;
+    }
+  }
+  if (threads.empty())
+    return status(errc::not_supported, "emulator: cannot start a worker thread: " + spawn_error);
 
   // ---- monitor (this thread) -------------------------------------------------------------------
   const auto timeout = std::chrono::milliseconds(cfg.deadlock_timeout_ms);
