@@ -25,7 +25,9 @@ echo "== example ==" | tee -a "$log"
 timeout 60 "$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
 
 echo "== sync-cost benchmark ==" | tee -a "$log"
-timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee "$OUT/sync-cost.log" || fail=1
+timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee -a "$log" || fail=1
+echo "== async benchmark ==" | tee -a "$log"
+timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$OUT" 2>&1 | tee -a "$log" || fail=1
 if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   slog="$OUT/sanitizer.log"
   : > "$slog"

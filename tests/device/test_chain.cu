@@ -300,7 +300,7 @@ struct RowChain {
   Chain chain;
   StageRef<RowMajor> a, b;
   EdgeRef<RowPolicy<footprint::GemmA>> e;
-  RowChain() {
+  explicit RowChain(int rows = 512) : M(rows) {
     a = chain.add_stage("gemm1", pg, RowMajor{});
     b = chain.add_stage("gemm2", cg, RowMajor{});
     e = chain.add_edge(a, b, RowPolicy<footprint::GemmA>{pg, fp, false}, deps::gemm_a(fp, cg));
@@ -356,7 +356,7 @@ TEST_F(Chains, GraphReplay10k) {
 // 10^4 chain runs with random nanosleep delays (0..20 us) in producer tiles: 0 mismatches.
 TEST_F(Chains, RandomDelays10k) {
   const int runs = bt::scaled(10000);
-  RowChain rc;
+  RowChain rc(4096);  // 512 producer tiles, 64 consumer tiles
   BT_ASSERT_OK(rc.chain.validate());
   bt::dev_ptr<unsigned char> wsh;
   void* ws = workspace(rc.chain, wsh);

@@ -1,0 +1,296 @@
+// async: copies, N-buffered copy/compute pipelines, and (with the reactor) await latency.
+// Writes async.csv / async.json in the common schema (bench_util.hpp). --help for options.
+//
+// Workloads (one row per variant):
+//   copy               pinned H2D, D2H, and both at once; floor = bytes / 55.3 GB/s
+//   pipeline           N chunks: H2D -> compute -> D2H, pinned host memory. Baselines: synchronous
+//                      (copy, sync, compute, sync, copy, sync) and a hand-written 3-stream version
+//                      (chunk i on stream i%3). floor = max(sum H2D, sum compute, sum D2H), each
+//                      measured alone in the same run.
+//   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
+// Pipeline timings are wall-clock (the host does staging copies), median of --reps.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baton/async/memory.cuh"
+#include "baton/async/pipeline.cuh"
+#include "baton/async/stream.cuh"
+#include "bench_util.hpp"
+
+using namespace baton;
+using namespace baton::async;
+
+namespace {
+
+__global__ void transform(const float* __restrict__ in, float* __restrict__ out, size_t n, int iters) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    float v = in[i];
+    float acc = v;
+    for (int k = 0; k < iters; ++k) acc = fmaf(acc, 0.999f, 0.001f * v);
+    out[i] = acc;
+  }
+}
+float transform_ref(float v, int iters) {
+  float acc = v;
+  for (int k = 0; k < iters; ++k) acc = std::fmaf(acc, 0.999f, 0.001f * v);
+  return acc;
+}
+
+struct Args {
+  int chunks = 16;
+  size_t chunk_mib = 64;
+  int compute_iters = 200;
+  int reps = 30;
+  std::string out_dir = ".";
+  bool quick = false;
+};
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+#define TRY(expr)                                                            \
+  do {                                                                       \
+    status s_ = (expr);                                                      \
+    if (!s_.ok()) {                                                          \
+      std::fprintf(stderr, "error: %s: %s\n", #expr, s_.to_string().c_str()); \
+      std::exit(1);                                                          \
+    }                                                                        \
+  } while (0)
+
+status launch_transform(const void* in, void* out, size_t bytes, stream_ref s, int iters) {
+  size_t n = bytes / 4;
+  transform<<<132 * 8, 256, 0, s>>>(static_cast<const float*>(in), static_cast<float*>(out), n, iters);
+  return cuda_check(cudaGetLastError(), "transform launch");
+}
+
+bench::Row make_row(const std::string& wl, const std::string& shape, const std::string& variant,
+                    const std::vector<double>& us, double floor_us, bool baseline, bool correct) {
+  auto st = bench::stats(us);
+  bench::Row r;
+  r.workload = wl;
+  r.shape = shape;
+  r.variant = variant;
+  r.median_us = st.median;
+  r.min_us = st.min;
+  r.max_us = st.max;
+  r.reps = int(us.size());
+  r.floor_us = floor_us;
+  r.baseline = baseline;
+  r.correct = correct;
+  return r;
+}
+
+bool check(const float* src, const float* dst, size_t n, int iters) {
+  for (size_t i = 0; i < n; i += 997)  // sampled: every 997th element, all chunks covered
+    if (!(std::fabs(dst[i] - transform_ref(src[i], iters)) <= 1e-5f * (1.f + std::fabs(dst[i])))) return false;
+  return std::fabs(dst[n - 1] - transform_ref(src[n - 1], iters)) <= 1e-5f * (1.f + std::fabs(dst[n - 1]));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", k.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (k == "--help" || k == "-h") {
+      std::printf(
+          "usage: baton_bench_async [--chunks N] [--chunk-mib M] [--compute-iters I] [--reps R] [--out-dir DIR] [--quick]\n"
+          "Copies and H2D->compute->D2H pipelines of N chunks of M MiB (pinned and pageable) vs synchronous and\n"
+          "hand-written 3-stream baselines. Writes DIR/async.csv and DIR/async.json.\n"
+          "Defaults: --chunks 16 --chunk-mib 64 --compute-iters 200 --reps 30 --out-dir .\n");
+      return 0;
+    } else if (k == "--chunks") a.chunks = std::atoi(val());
+    else if (k == "--chunk-mib") a.chunk_mib = size_t(std::atol(val()));
+    else if (k == "--compute-iters") a.compute_iters = std::atoi(val());
+    else if (k == "--reps") a.reps = std::atoi(val());
+    else if (k == "--out-dir") a.out_dir = val();
+    else if (k == "--quick") a.quick = true;
+    else {
+      std::fprintf(stderr, "error: unknown option %s (see --help)\n", k.c_str());
+      return 2;
+    }
+  }
+  if (a.chunks < 1 || a.chunk_mib < 1 || a.reps < 1 || a.compute_iters < 0) {
+    std::fprintf(stderr, "error: --chunks, --chunk-mib, --reps must be >= 1, --compute-iters >= 0\n");
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "baton_bench_async: no CUDA device; this benchmark needs a GPU\n");
+    return 3;
+  }
+  bench::Env env;
+  cudaDeviceProp prop{};
+  (void)cudaGetDeviceProperties(&prop, 0);
+  env.gpu = prop.name;
+  int rt = 0, clk = 0;
+  (void)cudaRuntimeGetVersion(&rt);
+  (void)cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+  env.sm_clock_mhz = std::to_string(clk / 1000);
+  env.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
+  env.driver = bench::driver_version_from_proc();
+  env.date = bench::today();
+
+  const size_t C = a.chunk_mib << 20, bytes = C * size_t(a.chunks), n = bytes / 4;
+  const int iters = a.compute_iters;
+  const std::string shape = "chunks=" + std::to_string(a.chunks) + ";chunk_mib=" + std::to_string(a.chunk_mib) +
+                            ";compute_iters=" + std::to_string(iters);
+  std::vector<bench::Row> rows;
+
+  // ---- buffers ----
+  float *hsrc = nullptr, *hdst = nullptr, *dA = nullptr, *dB = nullptr;
+  TRY(cuda_check(cudaHostAlloc(&hsrc, bytes, cudaHostAllocDefault), "cudaHostAlloc src"));
+  TRY(cuda_check(cudaHostAlloc(&hdst, bytes, cudaHostAllocDefault), "cudaHostAlloc dst"));
+  std::vector<float> psrc(n), pdst(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (size_t i = 0; i < n; ++i) hsrc[i] = psrc[i] = dist(rng);
+  TRY(cuda_check(cudaMalloc(&dA, bytes), "cudaMalloc"));
+  TRY(cuda_check(cudaMalloc(&dB, bytes), "cudaMalloc"));
+  auto s1r = stream::create(), s2r = stream::create(), s3r = stream::create();
+  TRY(s1r.error());
+  TRY(s2r.error());
+  TRY(s3r.error());
+  stream s1 = std::move(s1r.value()), s2 = std::move(s2r.value()), s3 = std::move(s3r.value());
+  cudaEvent_t e0, e1, e2, e3;
+  for (auto* e : {&e0, &e1, &e2, &e3}) TRY(cuda_check(cudaEventCreate(e), "cudaEventCreate"));
+  auto time_events = [&](auto&& body, int reps) {
+    std::vector<double> us;
+    body();  // warm-up
+    TRY(s1.ref().synchronize());
+    for (int r = 0; r < reps; ++r) {
+      TRY(cuda_check(cudaEventRecord(e0, s1.get()), "rec"));
+      body();
+      TRY(cuda_check(cudaEventRecord(e1, s1.get()), "rec"));
+      TRY(cuda_check(cudaEventSynchronize(e1), "sync"));
+      float ms = 0;
+      TRY(cuda_check(cudaEventElapsedTime(&ms, e0, e1), "elapsed"));
+      us.push_back(ms * 1000.0);
+    }
+    return us;
+  };
+  auto time_wall = [&](auto&& body, int reps) {
+    std::vector<double> us;
+    body();
+    for (int r = 0; r < reps; ++r) {
+      double t0 = now_us();
+      body();
+      us.push_back(now_us() - t0);
+    }
+    return us;
+  };
+
+  // ---- copy ----
+  const double copy_floor = double(bytes) / 55.3e9 * 1e6;
+  auto h2d = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D")); }, a.reps);
+  auto d2h = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H")); }, a.reps);
+  auto both = time_events([&] {
+    TRY(cuda_check(cudaEventRecord(e2, s1.get()), "rec"));
+    TRY(s2.ref().wait(e2));
+    TRY(cuda_check(cudaMemcpyAsync(dB, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"));
+    TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s2.get()), "D2H"));
+    TRY(cuda_check(cudaEventRecord(e3, s2.get()), "rec"));
+    TRY(s1.ref().wait(e3));
+  }, a.reps);
+  auto pageable = time_wall([&] { TRY(cuda_check(cudaMemcpy(dA, psrc.data(), bytes, cudaMemcpyHostToDevice), "pageable H2D")); }, std::max(3, a.reps / 5));
+  {
+    std::string sh = "bytes_mib=" + std::to_string(bytes >> 20);
+    auto gbps = [&](double us, double b) { return bench::fmt(b / us / 1e3); };
+    auto r1 = make_row("copy", sh + ";dir=h2d", "pinned-h2d", h2d, copy_floor, false, true);
+    r1.extra = {{"gb_per_s", gbps(r1.median_us, double(bytes))}};
+    auto r2 = make_row("copy", sh + ";dir=d2h", "pinned-d2h", d2h, copy_floor, false, true);
+    r2.extra = {{"gb_per_s", gbps(r2.median_us, double(bytes))}};
+    auto r3 = make_row("copy", sh + ";dir=both", "pinned-bidirectional", both, copy_floor, false, true);
+    r3.extra = {{"gb_per_s", gbps(r3.median_us, double(bytes)) + " each way"}};
+    auto r4 = make_row("copy", sh + ";dir=h2d", "pageable-sync", pageable, copy_floor, true, true);
+    r4.extra = {{"gb_per_s", gbps(r4.median_us, double(bytes))}};
+    rows.insert(rows.end(), {r1, r2, r3, r4});
+  }
+
+  // ---- stage totals for the pipeline floor ----
+  auto comp = time_events([&] { TRY(launch_transform(dA, dB, bytes, s1.ref(), iters)); }, std::max(5, a.reps / 3));
+  const double h2d_us = bench::stats(h2d).median, d2h_us = bench::stats(d2h).median, comp_us = bench::stats(comp).median;
+  const double pipe_floor = std::max({h2d_us, d2h_us, comp_us});
+  std::printf("stage totals: H2D %.0f us, compute %.0f us, D2H %.0f us -> floor %.0f us\n", h2d_us, comp_us, d2h_us, pipe_floor);
+
+  // ---- pipeline, pinned ----
+  auto sync_pipeline = [&](const float* src, float* dst) {
+    for (int c = 0; c < a.chunks; ++c) {
+      size_t off = size_t(c) * C;
+      TRY(cuda_check(cudaMemcpy((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice), "H2D"));
+      TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s1.ref(), iters));
+      TRY(s1.ref().synchronize());
+      TRY(cuda_check(cudaMemcpy((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost), "D2H"));
+    }
+  };
+  stream* ss[3] = {&s1, &s2, &s3};
+  auto three_stream = [&](const float* src, float* dst) {
+    for (int c = 0; c < a.chunks; ++c) {
+      size_t off = size_t(c) * C;
+      cudaStream_t s = ss[c % 3]->get();
+      TRY(cuda_check(cudaMemcpyAsync((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice, s), "H2D"));
+      TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s, iters));
+      TRY(cuda_check(cudaMemcpyAsync((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost, s), "D2H"));
+    }
+    for (auto* s : ss) TRY(s->ref().synchronize());
+  };
+  compute_fn f = [&](const void* in, void* out, size_t b, stream_ref s) { return launch_transform(in, out, b, s, iters); };
+  auto pipe_variant = [&](int K, const float* src, float* dst, int reps) {
+    auto p = pipeline::create(pipeline_options{C, K, 8});
+    TRY(p.error());
+    return time_wall([&] { TRY(p.value().run(src, dst, bytes, f)); }, reps);
+  };
+  auto verify = [&](const float* dst) { return check(psrc.data(), dst, n, iters); };
+  {
+    std::memset(hdst, 0xFF, bytes);
+    auto us = time_wall([&] { sync_pipeline(hsrc, hdst); }, a.reps);
+    rows.push_back(make_row("pipeline", shape, "sync", us, pipe_floor, true, verify(hdst)));
+    std::memset(hdst, 0xFF, bytes);
+    us = time_wall([&] { three_stream(hsrc, hdst); }, a.reps);
+    rows.push_back(make_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
+    for (int K : {2, 3}) {
+      std::memset(hdst, 0xFF, bytes);
+      us = pipe_variant(K, hsrc, hdst, a.reps);
+      rows.push_back(make_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
+    }
+  }
+  // ---- pipeline, pageable ----
+  {
+    const int preps = std::max(5, a.reps / 3);
+    std::memset(pdst.data(), 0xFF, bytes);
+    auto us = time_wall([&] { sync_pipeline(psrc.data(), pdst.data()); }, preps);
+    rows.push_back(make_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
+    std::memset(pdst.data(), 0xFF, bytes);
+    us = pipe_variant(3, psrc.data(), pdst.data(), preps);
+    rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+  }
+
+  bench::finalize(rows);
+  bench::print_table(rows, env);
+  bench::write_csv(a.out_dir + "/async.csv", rows, env);
+  bench::write_json(a.out_dir + "/async.json", rows, env);
+  bool ok = true;
+  for (auto& r : rows) ok = ok && r.correct;
+  std::printf("\nwrote %s/async.csv and .json%s\n", a.out_dir.c_str(), ok ? "" : "  (SOME ROWS INCORRECT)");
+  (void)cudaFreeHost(hsrc);
+  (void)cudaFreeHost(hdst);
+  (void)cudaFree(dA);
+  (void)cudaFree(dB);
+  return ok ? 0 : 1;
+}

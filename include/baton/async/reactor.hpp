@@ -1,0 +1,315 @@
+// baton/async/reactor.hpp — one background thread that polls completion sources.
+//
+// watch(src, h, ex, out) registers a waiter: when src.poll() returns ready or failed, the reactor
+// stores the result into `out` and calls ex.execute(h). post(h, ex) is the callback mode: some
+// other thread (e.g. a cudaLaunchHostFunc callback, which must not call CUDA itself) hands the
+// reactor a coroutine to schedule on `ex`; the reactor is woken at once.
+//
+// The loop, per iteration: take the registration queue (watch()/post() only append to it under
+// a short lock; the loop takes it when an atomic flag says it is non-empty), run posted handles,
+// poll every registered waiter once and drop the finished ones in one compacting pass: O(n) per
+// iteration, O(1) per completion. While nothing completes it backs off adaptively:
+//   spin_iterations busy polls (with a cpu pause) -> yield_iterations std::this_thread::yield()
+//   -> timed sleeps on a condition variable, min_sleep doubling up to max_sleep (~1 ms).
+// Any completion, registration or post resets the backoff to spinning; a registration or post
+// also cuts a sleep short. With nothing registered the thread blocks on the condition variable
+// without a timeout (an idle reactor uses no CPU) until watch(), post() or shutdown.
+//
+// Shutdown (shutdown() or the destructor): posted handles still run; every registered waiter,
+// and every watch() made after that, completes at once with poll_state::failed and
+// status(errc::cancelled, "reactor shut down"), resumed on its executor. Continuations that
+// react to cancellation by watching again are cancelled again (do not retry in a loop).
+//
+// Lifetimes and threads (caller's duties):
+//   * a watched source, its `out` and its executor must stay alive until the waiter is resumed;
+//   * destroy the reactor before the executors it resumes onto (declare executors first), and
+//     make sure nothing calls watch()/post() once the destructor has returned;
+//   * never destroy/shut down the reactor from the reactor thread (e.g. from a continuation that
+//     runs on an inline_executor): it joins that thread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "baton/async/completion.hpp"
+#include "baton/async/executor.hpp"
+#include "baton/status.hpp"
+
+namespace baton::async {
+
+struct reactor_options {
+  std::uint32_t spin_iterations = 256;                       // busy polls before yielding
+  std::uint32_t yield_iterations = 64;                       // yielding polls before sleeping
+  std::chrono::microseconds max_sleep{1000};                 // cap of the growing sleep
+  std::chrono::microseconds min_sleep{8};                    // addition: first sleep
+};
+
+struct reactor_stats {
+  std::uint64_t polls = 0;        // completion_source::poll() calls by the loop
+  std::uint64_t completions = 0;  // waiters finished by a poll (ready or failed)
+  std::uint64_t sleeps = 0;       // timed backoff sleeps
+  std::uint64_t posted = 0;       // handles scheduled through post()
+  std::uint64_t cancelled = 0;    // waiters cancelled by shutdown
+  std::uint64_t idle_waits = 0;   // untimed waits because nothing was registered
+  std::uint64_t iterations = 0;   // loop iterations
+  std::size_t waiting = 0;        // registered waiters not yet resumed (queued ones included)
+};
+
+namespace detail {
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+}  // namespace detail
+
+class reactor {
+ public:
+  explicit reactor(reactor_options opts = {}) : opts_(opts) {
+    if (opts_.min_sleep.count() <= 0) opts_.min_sleep = std::chrono::microseconds(1);
+    if (opts_.max_sleep < opts_.min_sleep) opts_.max_sleep = opts_.min_sleep;
+    thread_ = std::thread([this] { run(); });
+  }
+  reactor(const reactor&) = delete;
+  reactor& operator=(const reactor&) = delete;
+  ~reactor() { shutdown(); }
+
+  // Register a waiter. Thread-safe; does not poll `src` itself. After shutdown began it resumes
+  // h (through ex) with the cancelled status — on the reactor thread while the shutdown is
+  // draining, or on the calling thread once the reactor thread has finished.
+  void watch(completion_source& src, std::coroutine_handle<> h, executor& ex, poll_result& out) {
+    waiting_.fetch_add(1, std::memory_order_relaxed);
+    bool wake = false;
+    bool closed = false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      closed = closed_;
+      if (!closed) {
+        incoming_.push_back(waiter{&src, h, &ex, &out});
+        has_work_.store(true, std::memory_order_release);
+        wake = sleeping_;
+      }
+    }
+    if (closed) {  // the reactor thread is gone: complete here, outside the lock
+      waiting_.fetch_sub(1, std::memory_order_relaxed);
+      cancelled_.fetch_add(1, std::memory_order_relaxed);
+      out = shutdown_result();
+      ex.execute(h);
+    } else if (wake) {
+      cv_.notify_one();
+    }
+  }
+
+  // Schedule h on ex from any thread (callback mode), promptly: wakes a sleeping reactor. Once
+  // the reactor thread has finished, runs ex.execute(h) on the calling thread.
+  void post(std::coroutine_handle<> h, executor& ex) {
+    posted_count_.fetch_add(1, std::memory_order_relaxed);
+    bool wake = false;
+    bool closed = false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      closed = closed_;
+      if (!closed) {
+        posted_.push_back(posted{h, &ex});
+        has_work_.store(true, std::memory_order_release);
+        wake = sleeping_;
+      }
+    }
+    if (closed) {
+      ex.execute(h);
+    } else if (wake) {
+      cv_.notify_one();
+    }
+  }
+
+  [[nodiscard]] reactor_stats stats() const noexcept {
+    reactor_stats s;
+    s.polls = polls_.load(std::memory_order_relaxed);
+    s.completions = completions_.load(std::memory_order_relaxed);
+    s.sleeps = sleeps_.load(std::memory_order_relaxed);
+    s.posted = posted_count_.load(std::memory_order_relaxed);
+    s.cancelled = cancelled_.load(std::memory_order_relaxed);
+    s.idle_waits = idle_waits_.load(std::memory_order_relaxed);
+    s.iterations = iterations_.load(std::memory_order_relaxed);
+    s.waiting = waiting_.load(std::memory_order_relaxed);
+    return s;
+  }
+
+  [[nodiscard]] const reactor_options& options() const noexcept { return opts_; }
+  // The polling thread (continuations on an inline_executor run here).
+  [[nodiscard]] std::thread::id thread_id() const noexcept { return thread_.get_id(); }
+  [[nodiscard]] bool on_reactor_thread() const noexcept { return std::this_thread::get_id() == thread_id(); }
+
+  // Stop the thread, cancelling every registered waiter (see the header comment). Idempotent;
+  // the destructor calls it. Must not be called from the reactor thread.
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+      has_work_.store(true, std::memory_order_release);
+    }
+    cv_.notify_one();
+    std::lock_guard<std::mutex> jl(join_m_);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct waiter {
+    completion_source* src;
+    std::coroutine_handle<> h;
+    executor* ex;
+    poll_result* out;
+  };
+  struct posted {
+    std::coroutine_handle<> h;
+    executor* ex;
+  };
+
+  static poll_result shutdown_result() { return poll_result{poll_state::failed, status(errc::cancelled, "reactor shut down")}; }
+
+  // Take the queues (caller holds m_). Returns stop_.
+  bool take_queues_locked(std::vector<waiter>& active, std::vector<posted>& posts) {
+    if (!incoming_.empty()) {
+      active.insert(active.end(), incoming_.begin(), incoming_.end());
+      incoming_.clear();
+    }
+    posts.swap(posted_);  // posts is empty on entry
+    has_work_.store(false, std::memory_order_relaxed);
+    return stop_;
+  }
+
+  void run() {
+    std::vector<waiter> active;
+    std::vector<posted> posts;
+    std::uint64_t polls = 0, completions = 0, sleeps = 0, idle_waits = 0, iterations = 0;
+    std::uint32_t idle = 0;
+    auto sleep_for = opts_.min_sleep;
+    const std::uint64_t spin_end = opts_.spin_iterations;
+    const std::uint64_t yield_end = spin_end + opts_.yield_iterations;
+    auto publish = [&] {
+      polls_.store(polls, std::memory_order_relaxed);
+      completions_.store(completions, std::memory_order_relaxed);
+      sleeps_.store(sleeps, std::memory_order_relaxed);
+      idle_waits_.store(idle_waits, std::memory_order_relaxed);
+      iterations_.store(iterations, std::memory_order_relaxed);
+    };
+
+    for (;;) {
+      ++iterations;
+      bool progress = false;
+      bool stop = false;
+      if (has_work_.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lk(m_);
+        stop = take_queues_locked(active, posts);
+        progress = true;  // new registrations or posts: reset the backoff
+      }
+      for (auto& p : posts) p.ex->execute(p.h);
+      posts.clear();
+      if (stop) break;
+
+      // Poll every waiter once; compact the survivors in place (O(n)).
+      std::size_t keep = 0;
+      const std::size_t n = active.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        waiter w = active[i];
+        poll_result r = w.src->poll();
+        ++polls;
+        if (r.state == poll_state::pending) {
+          active[keep++] = w;
+          continue;
+        }
+        ++completions;
+        progress = true;
+        *w.out = std::move(r);
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+        w.ex->execute(w.h);  // may run the continuation right here (inline_executor)
+      }
+      active.resize(keep);
+      publish();
+
+      if (progress) {
+        idle = 0;
+        sleep_for = opts_.min_sleep;
+        continue;
+      }
+      if (active.empty()) {
+        std::unique_lock<std::mutex> lk(m_);
+        if (!has_work_.load(std::memory_order_relaxed)) {
+          ++idle_waits;
+          idle_waits_.store(idle_waits, std::memory_order_relaxed);
+          sleeping_ = true;
+          cv_.wait(lk, [this] { return has_work_.load(std::memory_order_relaxed); });
+          sleeping_ = false;
+        }
+        continue;
+      }
+      ++idle;
+      if (idle <= spin_end) {
+        detail::cpu_relax();
+      } else if (idle <= yield_end) {
+        std::this_thread::yield();
+      } else {
+        std::unique_lock<std::mutex> lk(m_);
+        if (!has_work_.load(std::memory_order_relaxed)) {
+          ++sleeps;
+          sleeping_ = true;
+          cv_.wait_for(lk, sleep_for, [this] { return has_work_.load(std::memory_order_relaxed); });
+          sleeping_ = false;
+        }
+        sleep_for = std::min(sleep_for * 2, opts_.max_sleep);
+      }
+    }
+
+    // Shutdown: cancel every waiter; continuations run now may watch or post again, so repeat
+    // until the queues stay empty, then close them (later calls complete on their caller).
+    for (;;) {
+      for (auto& w : active) {
+        *w.out = shutdown_result();
+        cancelled_.fetch_add(1, std::memory_order_relaxed);
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+        w.ex->execute(w.h);
+      }
+      active.clear();
+      for (auto& p : posts) p.ex->execute(p.h);
+      posts.clear();
+      std::lock_guard<std::mutex> lk(m_);
+      if (incoming_.empty() && posted_.empty()) {
+        closed_ = true;
+        break;
+      }
+      (void)take_queues_locked(active, posts);
+    }
+    publish();
+  }
+
+  reactor_options opts_;
+
+  std::mutex m_;  // guards incoming_, posted_, stop_, closed_, sleeping_
+  std::condition_variable cv_;
+  std::vector<waiter> incoming_;
+  std::vector<posted> posted_;
+  bool stop_ = false;
+  bool closed_ = false;
+  bool sleeping_ = false;
+  std::atomic<bool> has_work_{false};  // incoming_/posted_ non-empty or stop_ (set under m_)
+
+  std::atomic<std::uint64_t> polls_{0}, completions_{0}, sleeps_{0}, posted_count_{0}, cancelled_{0}, idle_waits_{0},
+      iterations_{0};
+  std::atomic<std::size_t> waiting_{0};
+
+  std::mutex join_m_;
+  std::thread thread_;  // last: started after everything above exists
+};
+
+}  // namespace baton::async

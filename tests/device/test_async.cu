@@ -1,0 +1,206 @@
+// Device tests for the CUDA side of the async layer: handles, pools, GPU-side cross-stream
+// ordering, pinned/registered/stream-ordered memory, and the N-buffered pipeline.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "baton/async/memory.cuh"
+#include "baton/async/pipeline.cuh"
+#include "baton/async/stream.cuh"
+#include "device_test_util.cuh"
+
+using namespace baton;
+using namespace baton::async;
+
+namespace {
+
+__global__ void spin_then_write(float* p, size_t n, float v, unsigned spin_ns) {
+  if (threadIdx.x == 0) {
+    for (unsigned t = 0; t < spin_ns; t += 50000) __nanosleep(50000);
+  }
+  __syncthreads();
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = v;
+}
+__global__ void add_one(const float* in, float* out, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    out[i] = in[i] * 2.f + 1.f;
+}
+
+class Async : public bt::DeviceTest {};
+
+TEST_F(Async, StreamAndEventHandles) {
+  auto pr = stream_priorities();
+  ASSERT_TRUE(pr.ok());
+  auto s = async::stream::create(pr.value().greatest);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(s.value().priority().value(), pr.value().greatest);
+  stream_ref r = s.value();
+  cuda::stream_ref cr = r.cccl();
+  EXPECT_EQ(cr.get(), s.value().get());
+  stream_ref back = cr;
+  EXPECT_EQ(back, r);
+  auto e = event::create();
+  ASSERT_TRUE(e.ok());
+  BT_ASSERT_OK(e.value().record(r));
+  BT_ASSERT_OK(e.value().synchronize());
+  EXPECT_TRUE(e.value().ready().value());
+  async::stream moved = std::move(s.value());
+  EXPECT_EQ(s.value().get(), nullptr);
+  EXPECT_NE(moved.get(), nullptr);
+}
+
+TEST_F(Async, EventPoolReusesAndReportsExhaustion) {
+  event_pool pool(2);
+  {
+    auto a = pool.acquire(), b = pool.acquire();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(pool.in_use(), 2u);
+    auto c = pool.acquire();
+    EXPECT_EQ(c.error().code(), errc::resource_exhausted);
+    EXPECT_NE(c.error().message().find("all 2 events are in use"), std::string::npos);
+  }
+  EXPECT_EQ(pool.in_use(), 0u);  // returned on scope exit
+  auto d = pool.acquire();
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(pool.created(), 2u);  // reused, not created
+}
+
+// Cross-stream dependency on the GPU: the consumer stream waits for a slow producer kernel
+// without the host waiting for anything.
+TEST_F(Async, GpuOrderWithoutHostRoundTrip) {
+  const size_t n = 1 << 20;
+  auto a = bt::dev_alloc<float>(n), b = bt::dev_alloc<float>(n);
+  auto s1 = async::stream::create(), s2 = async::stream::create();
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  event_pool pool;
+  for (int it = 0; it < 20; ++it) {
+    spin_then_write<<<64, 256, 0, s1.value().get()>>>(a.get(), n, float(it), 200000);  // ~0.2 ms
+    BT_ASSERT_OK(gpu_order(pool, s1.value(), s2.value()));
+    add_one<<<64, 256, 0, s2.value().get()>>>(a.get(), b.get(), n);
+  }
+  BT_ASSERT_OK(s2.value().ref().synchronize());
+  std::vector<float> h(n);
+  BT_CUDA(cudaMemcpy(h.data(), b.get(), n * 4, cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (float v : h) bad += v != 19.f * 2.f + 1.f;
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+TEST_F(Async, PinnedPoolSlabsAndExhaustion) {
+  pinned_pool pool(1 << 20, 2);
+  BT_ASSERT_OK(pool.reserve(2));
+  EXPECT_EQ(pool.slabs(), 2u);
+  EXPECT_EQ(pool.available(), 2u);
+  {
+    auto a = pool.acquire(1000), b = pool.acquire(1 << 20);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(is_pinned(a.value().data()));
+    EXPECT_EQ(a.value().as<float>().size, (1u << 20) / 4);
+    EXPECT_EQ(pool.acquire(10).error().code(), errc::resource_exhausted);
+    EXPECT_EQ(pool.acquire((1 << 20) + 1).error().code(), errc::invalid_argument);
+  }
+  EXPECT_EQ(pool.available(), 2u);
+}
+
+TEST_F(Async, HostRegistrationMakesPageableMemoryPinned) {
+  std::vector<float> v(1 << 20, 1.f);
+  EXPECT_FALSE(is_pinned(v.data()));
+  {
+    auto r = host_registration::create(v.data(), v.size() * 4);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_TRUE(is_pinned(v.data()));
+  }
+  EXPECT_FALSE(is_pinned(v.data()));
+  EXPECT_EQ(host_registration::create(nullptr, 4).error().code(), errc::invalid_argument);
+}
+
+TEST_F(Async, StreamOrderedDeviceBuffer) {
+  auto s = async::stream::create();
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 50; ++i) {
+    auto b = device_buffer::create(size_t(1) << 22, s.value());
+    ASSERT_TRUE(b.ok()) << b.error().to_string();
+    BT_CUDA(cudaMemsetAsync(b.value().data(), 0, b.value().bytes(), s.value().get()));
+  }  // each freed on its stream, in order
+  BT_ASSERT_OK(s.value().ref().synchronize());
+}
+
+struct PipeCase {
+  int buffers;
+  bool pinned;
+  size_t bytes;
+};
+class Pipeline : public bt::DeviceTest, public ::testing::WithParamInterface<PipeCase> {};
+
+TEST_P(Pipeline, MatchesReference) {
+  const PipeCase pc = GetParam();
+  const size_t chunk = size_t(1) << 20;
+  auto p = pipeline::create(pipeline_options{chunk, pc.buffers, 4});
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  const size_t n = pc.bytes / 4;
+  std::vector<float> psrc(n), pdst(n);
+  float *hsrc = psrc.data(), *hdst = pdst.data();
+  float *pin_src = nullptr, *pin_dst = nullptr;
+  if (pc.pinned) {
+    BT_CUDA(cudaHostAlloc(&pin_src, pc.bytes, 0));
+    BT_CUDA(cudaHostAlloc(&pin_dst, pc.bytes, 0));
+    hsrc = pin_src;
+    hdst = pin_dst;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  compute_fn f = [](const void* in, void* out, size_t bytes, stream_ref s) {
+    add_one<<<128, 256, 0, s>>>(static_cast<const float*>(in), static_cast<float*>(out), bytes / 4);
+    return cuda_check(cudaGetLastError(), "add_one");
+  };
+  for (int rep = 0; rep < 3; ++rep) {  // fresh data and poisoned output every run
+    for (size_t i = 0; i < n; ++i) hsrc[i] = d(rng);
+    std::memset(hdst, 0xFF, pc.bytes);
+    BT_ASSERT_OK(p.value().run(hsrc, hdst, pc.bytes, f));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) bad += !(hdst[i] == hsrc[i] * 2.f + 1.f);
+    ASSERT_EQ(bad, 0u) << "rep " << rep;
+  }
+  if (pin_src) (void)cudaFreeHost(pin_src);
+  if (pin_dst) (void)cudaFreeHost(pin_dst);
+}
+INSTANTIATE_TEST_SUITE_P(Buffers, Pipeline,
+                         ::testing::Values(PipeCase{1, true, 8u << 20}, PipeCase{2, true, 8u << 20},
+                                           PipeCase{3, true, (8u << 20) + 4096}, PipeCase{2, false, 8u << 20},
+                                           PipeCase{3, false, (5u << 20) + 12}, PipeCase{3, true, 4096}),
+                         [](const auto& info) {
+                           return "k" + std::to_string(info.param.buffers) + (info.param.pinned ? "_pinned_" : "_pageable_") +
+                                  std::to_string(info.param.bytes);
+                         });
+
+TEST_F(Async, PipelineErrorsTravelWithContext) {
+  auto p = pipeline::create(pipeline_options{1 << 20, 2, 2});
+  ASSERT_TRUE(p.ok());
+  std::vector<float> src(1 << 18), dst(1 << 18);  // one 1 MiB chunk
+  int calls = 0;
+  compute_fn failing = [&](const void*, void*, size_t, stream_ref) -> status {
+    return ++calls == 2 ? status(errc::invalid_argument, "kernel rejected the chunk") : status{};
+  };
+  status s = p.value().run(src.data(), dst.data(), src.size() * 4, failing);
+  EXPECT_TRUE(s.ok()) << s.to_string();  // one chunk: the first call succeeds
+  calls = 0;
+  std::vector<float> big(1 << 20), bigout(1 << 20);
+  s = p.value().run(big.data(), bigout.data(), big.size() * 4, failing);
+  EXPECT_EQ(s.code(), errc::invalid_argument);
+  EXPECT_NE(s.message().find("pipeline: compute of chunk 1: kernel rejected the chunk"), std::string::npos) << s.message();
+  EXPECT_EQ(pipeline::create(pipeline_options{0, 2, 1}).error().code(), errc::invalid_argument);
+  // The pipeline is still usable after an error.
+  BT_ASSERT_OK(p.value().finish());
+  compute_fn ok = [](const void* in, void* out, size_t b, stream_ref s) {
+    return cuda_check(cudaMemcpyAsync(out, in, b, cudaMemcpyDeviceToDevice, s), "copy");
+  };
+  big[12345] = 7.f;
+  BT_ASSERT_OK(p.value().run(big.data(), bigout.data(), big.size() * 4, ok));
+  EXPECT_EQ(bigout[12345], 7.f);
+}
+
+}  // namespace
