@@ -8,6 +8,13 @@
 //                      (chunk i on stream i%3). floor = max(sum H2D, sum compute, sum D2H), each
 //                      measured alone in the same run.
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
+//   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
+//                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
+//                      (baseline) vs co_await in poll and host-callback modes (inline executor).
+//                      Rows with stat=median / stat=p99 in the shape carry that statistic in median_us.
+//   inflight           N tasks, each awaiting 20 tiny kernels in turn on 16 streams: median_us is
+//                      the wall time per completion; completions_per_s in an extra column.
+//   reactor-idle       CPU time of an idle reactor over 1 s (cpu_percent of one core).
 // Pipeline timings are wall-clock (the host does staging copies), median of --reps.
 #include <cuda_runtime.h>
 
@@ -20,7 +27,17 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
+#include <atomic>
+#include <thread>
+
+#include "baton/async/cuda_await.cuh"
+#include "baton/async/executor.hpp"
 #include "baton/async/memory.cuh"
+#include "baton/async/reactor.hpp"
+#include "baton/async/task.hpp"
+#include "baton/async/when.hpp"
 #include "baton/async/pipeline.cuh"
 #include "baton/async/stream.cuh"
 #include "bench_util.hpp"
@@ -38,6 +55,19 @@ __global__ void transform(const float* __restrict__ in, float* __restrict__ out,
     out[i] = acc;
   }
 }
+__global__ void sleep_then_flag(volatile int* flag, int value, unsigned ns) {
+  for (unsigned t = 0; t < ns; t += 10000) __nanosleep(10000);
+  __threadfence_system();
+  *flag = value;
+}
+__global__ void tiny(int* p) { p[0] += 1; }
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 float transform_ref(float v, int iters) {
   float acc = v;
   for (int k = 0; k < iters; ++k) acc = std::fmaf(acc, 0.999f, 0.001f * v);
@@ -279,6 +309,168 @@ int main(int argc, char** argv) {
     std::memset(pdst.data(), 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), pdst.data(), preps);
     rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+  }
+
+  // ---- await latency ----
+  {
+    int* flag = nullptr;
+    TRY(cuda_check(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc mapped"));
+    *flag = 0;
+    const int reps = a.quick ? 50 : 400;
+    std::atomic<bool> stop{false};
+    std::atomic<int> want{0};
+    std::atomic<long long> seen_ns{0};
+    auto ns_now = [] {
+      return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+    std::thread monitor([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        int w = want.load(std::memory_order_acquire);
+        if (w != 0 && *(volatile int*)flag == w) {
+          seen_ns.store(ns_now(), std::memory_order_release);
+          want.store(0, std::memory_order_release);
+        }
+      }
+    });
+    auto arm = [&](int v) {
+      seen_ns.store(0);
+      want.store(v, std::memory_order_release);
+    };
+    auto flag_time = [&] {
+      long long t;
+      while ((t = seen_ns.load(std::memory_order_acquire)) == 0) {
+      }
+      return t;
+    };
+    const unsigned kernel_ns = 50000;
+    std::vector<double> base;
+    for (int i = 1; i <= reps; ++i) {
+      arm(i);
+      sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, i, kernel_ns);
+      TRY(cuda_check(cudaEventRecord(e0, s1.get()), "rec"));
+      TRY(cuda_check(cudaEventSynchronize(e0), "sync"));
+      long long t = ns_now();
+      base.push_back(double(t - flag_time()) / 1e3);
+    }
+    auto coro = [&](completion_mode mode) {
+      inline_executor inl;
+      reactor r;
+      event_pool evs;
+      gpu_context ctx{r, inl, evs, mode};
+      std::vector<double> lat;
+      auto body = [&]() -> task<status> {
+        for (int i = 1; i <= reps; ++i) {
+          arm(reps + i);
+          sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, reps + i, kernel_ns);
+          status st = co_await done(ctx, s1.ref());
+          long long t = ns_now();
+          if (!st.ok()) co_return st;
+          lat.push_back(double(t - flag_time()) / 1e3);
+        }
+        co_return status{};
+      };
+      TRY(sync_wait(body()));
+      return lat;
+    };
+    auto poll = coro(completion_mode::poll);
+    auto cb = coro(completion_mode::host_callback);
+    stop = true;
+    monitor.join();
+    auto pct = [](std::vector<double> v, double q) {
+      std::sort(v.begin(), v.end());
+      return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+    };
+    for (const char* stat : {"median", "p99"}) {
+      const double q = std::string(stat) == "median" ? 0.5 : 0.99;
+      const std::string sh = "stat=" + std::string(stat) + ";kernel_us=50";
+      auto add = [&](const char* variant, const std::vector<double>& v, bool baseline) {
+        auto st = bench::stats(v);
+        bench::Row r = make_row("await-latency", sh, variant, v, 0.0, baseline, true);
+        r.median_us = pct(v, q);
+        r.min_us = st.min;
+        r.max_us = st.max;
+        rows.push_back(r);
+      };
+      add("cudaEventSynchronize", base, true);
+      add("baton-await-poll", poll, false);
+      add("baton-await-callback", cb, false);
+    }
+    (void)cudaFreeHost(flag);
+  }
+
+  // ---- tasks in flight ----
+  {
+    std::vector<stream> ss16;
+    for (int i = 0; i < 16; ++i) {
+      auto st = stream::create();
+      TRY(st.error());
+      ss16.push_back(std::move(st.value()));
+    }
+    int* counters = nullptr;
+    TRY(cuda_check(cudaMalloc(&counters, 1000 * sizeof(int)), "cudaMalloc"));
+    double rate10 = 0;
+    for (int tasks : {10, 100, 1000}) {
+      thread_pool pool(4);
+      reactor r;
+      event_pool evs;
+      gpu_context ctx{r, pool, evs, completion_mode::poll};
+      const int per = 20;
+      std::vector<double> us;
+      for (int rep = 0; rep < (a.quick ? 2 : 5); ++rep) {
+        std::vector<task<status>> ts;
+        auto one = [&](int i) -> task<status> {
+          for (int k = 0; k < per; ++k) {
+            tiny<<<1, 1, 0, ss16[size_t(i % 16)].get()>>>(counters + i);
+            status st = co_await done(ctx, ss16[size_t(i % 16)].ref());
+            if (!st.ok()) co_return st;
+          }
+          co_return status{};
+        };
+        for (int i = 0; i < tasks; ++i) ts.push_back(one(i));
+        double t0 = now_us();
+        auto res = sync_wait(when_all(std::move(ts)));
+        double t = now_us() - t0;
+        for (auto& x : res) TRY(x);
+        us.push_back(t / double(tasks * per));
+      }
+      bench::Row row = make_row("inflight", "tasks=" + std::to_string(tasks) + ";streams=16;awaits_per_task=20",
+                                "baton-await-poll", us, 0.0, false, true);
+      const double rate = 1e6 / row.median_us;
+      if (tasks == 10) rate10 = rate;
+      row.extra = {{"completions_per_s", bench::fmt(rate)}, {"rate_vs_tasks10", bench::fmt(rate10 > 0 ? rate / rate10 : 0)}};
+      rows.push_back(row);
+    }
+    (void)cudaFree(counters);
+  }
+
+  // ---- idle reactor CPU ----
+  {
+    reactor r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    double c0 = cpu_seconds(), t0 = now_us();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    double cpu = cpu_seconds() - c0, wall = (now_us() - t0) / 1e6;
+    bench::Row row = make_row("reactor-idle", "seconds=1", "baton-reactor", {wall * 1e6}, 0.0, false, true);
+    row.extra = {{"cpu_percent", bench::fmt(100.0 * cpu / wall)}};
+    rows.push_back(row);
+  }
+
+  // every row carries the same extra columns (CSV needs one header)
+  {
+    std::vector<std::string> keys;
+    for (auto& r : rows)
+      for (auto& [k, v] : r.extra)
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    for (auto& r : rows) {
+      std::vector<std::pair<std::string, std::string>> e;
+      for (auto& k : keys) {
+        std::string v = "";
+        for (auto& [kk, vv] : r.extra)
+          if (kk == k) v = vv;
+        e.push_back({k, v});
+      }
+      r.extra = e;
+    }
   }
 
   bench::finalize(rows);

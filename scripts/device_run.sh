@@ -23,6 +23,8 @@ timeout "${BATON_TEST_TIMEOUT:-300}" "$BIN/baton_device_tests" --gtest_output="j
 
 echo "== example ==" | tee -a "$log"
 timeout 60 "$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
+timeout 60 "$BIN/baton_example_inference_loop" 2>&1 | tee -a "$log" || fail=1
+timeout 120 "$BIN/baton_example_file_stream" --self-test 2>&1 | tee -a "$log" || fail=1
 
 echo "== sync-cost benchmark ==" | tee -a "$log"
 timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee -a "$log" || fail=1

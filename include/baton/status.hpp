@@ -108,3 +108,10 @@ class result {
     ::baton::status baton_try_s_ = (expr);      \
     if (!baton_try_s_.ok()) return baton_try_s_; \
   } while (0)
+
+// The same inside a coroutine returning task<status>.
+#define BATON_CO_TRY(expr)                         \
+  do {                                             \
+    ::baton::status baton_try_s_ = (expr);         \
+    if (!baton_try_s_.ok()) co_return baton_try_s_; \
+  } while (0)

@@ -70,8 +70,8 @@ class thread_pool final : public executor {
         h = q_.front();
         q_.pop_front();
       }
-      h.resume();
       executed_.fetch_add(1, std::memory_order_relaxed);
+      h.resume();
     }
   }
 
@@ -86,7 +86,7 @@ class thread_pool final : public executor {
   [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }
   // True when called from one of this pool's worker threads.
   [[nodiscard]] bool on_worker_thread() const noexcept { return current() == this; }
-  // Number of resumptions run so far.
+  // Number of resumptions started so far.
   [[nodiscard]] std::uint64_t executed() const noexcept { return executed_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] static std::size_t default_threads() noexcept {
@@ -111,8 +111,8 @@ class thread_pool final : public executor {
         h = q_.front();
         q_.pop_front();
       }
-      h.resume();
       executed_.fetch_add(1, std::memory_order_relaxed);
+      h.resume();
     }
     current() = nullptr;
   }

@@ -176,7 +176,9 @@ class reactor {
     executor* ex;
   };
 
-  static poll_result shutdown_result() { return poll_result{poll_state::failed, status(errc::cancelled, "reactor shut down")}; }
+  static poll_result shutdown_result() {
+    return poll_result{poll_state::failed, status(errc::cancelled, "reactor shut down")};
+  }
 
   // Take the queues (caller holds m_). Returns stop_.
   bool take_queues_locked(std::vector<waiter>& active, std::vector<posted>& posts) {
@@ -192,14 +194,13 @@ class reactor {
   void run() {
     std::vector<waiter> active;
     std::vector<posted> posts;
-    std::uint64_t polls = 0, completions = 0, sleeps = 0, idle_waits = 0, iterations = 0;
+    std::uint64_t polls = 0, sleeps = 0, idle_waits = 0, iterations = 0;
     std::uint32_t idle = 0;
     auto sleep_for = opts_.min_sleep;
     const std::uint64_t spin_end = opts_.spin_iterations;
     const std::uint64_t yield_end = spin_end + opts_.yield_iterations;
     auto publish = [&] {
       polls_.store(polls, std::memory_order_relaxed);
-      completions_.store(completions, std::memory_order_relaxed);
       sleeps_.store(sleeps, std::memory_order_relaxed);
       idle_waits_.store(idle_waits, std::memory_order_relaxed);
       iterations_.store(iterations, std::memory_order_relaxed);
@@ -229,9 +230,9 @@ class reactor {
           active[keep++] = w;
           continue;
         }
-        ++completions;
         progress = true;
         *w.out = std::move(r);
+        completions_.fetch_add(1, std::memory_order_relaxed);  // counted before the resume
         waiting_.fetch_sub(1, std::memory_order_relaxed);
         w.ex->execute(w.h);  // may run the continuation right here (inline_executor)
       }
