@@ -33,10 +33,13 @@ timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$OUT" 
 if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   slog="$OUT/sanitizer.log"
   : > "$slog"
+  # Left out under the sanitizer: PdlCompletionIsTransitive (a timing experiment; the tools
+  # serialize kernels) and CudaErrorSurfacesWithCallSite (makes a failing CUDA call on purpose,
+  # which the tools count as an API error).
   for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer --tool $tool (BATON_TEST_SCALE=1000) ==" | tee -a "$slog"
     BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "$BIN/baton_device_tests" --gtest_filter='-*PdlCompletionIsTransitive*' >> "$slog" 2>&1
+      "$BIN/baton_device_tests" --gtest_filter='-*PdlCompletionIsTransitive*:*CudaErrorSurfacesWithCallSite*' >> "$slog" 2>&1
     rc=$?
     echo "compute-sanitizer $tool: exit $rc" | tee -a "$slog"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$slog" | tail -4

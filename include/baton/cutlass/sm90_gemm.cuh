@@ -1,0 +1,464 @@
+// baton/cutlass/sm90_gemm.cuh — a Hopper (sm_90a) warp-specialized GEMM whose tiles are ordered,
+// waited on and published by a baton Stage. bf16 in, fp32 accumulate, bf16 out:
+//
+//   D[m, n] = fusion(A[m, k] * B[n, k]^T)     A row-major [M, K] (activations),
+//                                             B row-major [N, K] (weights, nn.Linear layout),
+//                                             D row-major [M, N]
+//
+// Built from CUTLASS 4.2 collectives (CollectiveBuilder, cooperative schedule, 1x1x1 cluster):
+//   mainloop  = WaitingMainloop<CUTLASS mainloop>   (sm90_waiting_mainloop.cuh: per-k-block waits)
+//   epilogue  = PostingEpilogue<CUTLASS epilogue>   (sm90_posting_epilogue.cuh: release after stores)
+//   kernel    = GemmKernel below: the warp roles of CUTLASS's cooperative kernel (one producer
+//               warp group, two MMA warp groups), one output tile per CTA (non-persistent), the
+//               tile taken from the stage's ticket instead of blockIdx.
+//
+// A chain of two GEMMs (Y = X W1^T, then Z = Y W2^T; see docs/cutlass.md):
+//
+//   using Cfg  = baton::sm90::GemmConfig<>;                       // 128x128x64 tiles
+//   using Edge = baton::KBlockPolicy<baton::footprint::GemmA>;
+//   auto fp = baton::sm90::gemm_a_footprint<Cfg>(M, N1);          // Z's A operand on Y's tiles
+//   Grid g1 = baton::sm90::tile_grid<Cfg>(M, N1), g2 = baton::sm90::tile_grid<Cfg>(M, N2);
+//   baton::Chain chain;
+//   auto s1 = chain.add_stage("gemm1", g1, baton::RowMajor{}, {.reads = {"X"}, .writes = {"Y"}});
+//   auto s2 = chain.add_stage("gemm2", g2, baton::RowMajor{}, {.reads = {"Y"}, .writes = {"Z"}});
+//   auto e  = chain.add_edge(s1, s2, Edge{g1, fp}, baton::deps::gemm_a(fp, g2));
+//   chain.validate(); initialize_workspace(chain, ws, bytes, stream);
+//   auto st1 = chain.bind(s1, ws, bytes, baton::outs(e), baton::ins());
+//   auto st2 = chain.bind(s2, ws, bytes, baton::outs(), baton::ins(e));
+//   auto l1 = baton::sm90::Gemm<Cfg, stage_t1>::make_launch(st1.value(), {M, N1, K1, x, w1, y});
+//   auto l2 = baton::sm90::Gemm<Cfg, stage_t2>::make_launch(st2.value(), {M, N2, N1, y, w2, z});
+//   baton::launch_chain(chain, stream, {l1.value(), l2.value()});   // PDL, one stream
+//
+// Requirements (checked by Gemm::to_params): k and n multiples of 8 (16-byte TMA strides), 16-byte
+// aligned pointers; any m. The stage's grid must be tile_grid<Config>(m, n); input policies must
+// walk A in k-blocks of Config::tile_k (gemm_a_footprint gives that).
+#pragma once
+
+#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+
+#include <cuda_runtime.h>
+
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
+#include <cutlass/cutlass.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/fusion/operations.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/dispatch_policy.hpp>
+#include <cutlass/numeric_types.h>
+#include <cutlass/pipeline/pipeline.hpp>
+#include <cutlass/util/packed_stride.hpp>
+
+#include "baton/cutlass/sm90_posting_epilogue.cuh"
+#include "baton/cutlass/sm90_waiting_mainloop.cuh"
+#include "baton/dependency.hpp"
+#include "baton/device/flags.hpp"
+#include "baton/footprint.hpp"
+#include "baton/launch.cuh"
+#include "baton/stage.hpp"
+#include "baton/status.hpp"
+#include "baton/tile.hpp"
+
+namespace baton::sm90 {
+
+// ---- configuration: the CUTLASS collectives -----------------------------------------------------
+
+// TileShape: (BLK_M, BLK_N, BLK_K); BLK_M >= 128 (cooperative kernel: two MMA warp groups split M).
+// FusionOp: the epilogue's elementwise op, a CUTLASS fusion operation without a C source, e.g.
+//   cutlass::epilogue::fusion::LinCombEltAct<cutlass::epilogue::thread::GELU, bf16, float, void, float>
+// (the hook for the GeLU MLP). Its Arguments are GemmArguments::fusion.
+template <class TileShape_ = cute::Shape<cute::_128, cute::_128, cute::_64>,
+          class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>>
+struct GemmConfig {
+  using Element = ::cutlass::bfloat16_t;
+  using ElementAccumulator = float;
+  using TileShape = TileShape_;
+  using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
+  using FusionOp = FusionOp_;
+  using LayoutA = ::cutlass::layout::RowMajor;     // A [M, K]
+  using LayoutB = ::cutlass::layout::ColumnMajor;  // B as a K x N column-major matrix == [N, K] row-major
+  using LayoutD = ::cutlass::layout::RowMajor;     // D [M, N]
+  static constexpr int kAlignment = 8;             // elements: 16 bytes, what TMA needs
+  static constexpr int tile_m = int(cute::size<0>(TileShape{}));
+  static constexpr int tile_n = int(cute::size<1>(TileShape{}));
+  static constexpr int tile_k = int(cute::size<2>(TileShape{}));
+
+  using BaseEpilogue = typename ::cutlass::epilogue::collective::CollectiveBuilder<
+      ::cutlass::arch::Sm90, ::cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      ::cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator,
+      void, LayoutD, kAlignment,  // no C source: nothing the epilogue reads can come from a stage
+      Element, LayoutD, kAlignment, ::cutlass::epilogue::TmaWarpSpecializedCooperative, FusionOp>::CollectiveOp;
+
+  using BaseMainloop = typename ::cutlass::gemm::collective::CollectiveBuilder<
+      ::cutlass::arch::Sm90, ::cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB,
+      kAlignment, ElementAccumulator, TileShape, ClusterShape,
+      ::cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename BaseEpilogue::SharedStorage))>,
+      ::cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+
+  using FusionArguments = typename BaseEpilogue::FusionCallbacks::Arguments;
+};
+
+// Host arguments of one GEMM.
+template <class Config>
+struct GemmArguments {
+  int m = 0, n = 0, k = 0;
+  const ::cutlass::bfloat16_t* a = nullptr;  // [m, k] row-major; may be produced by an earlier stage
+  const ::cutlass::bfloat16_t* b = nullptr;  // [n, k] row-major (weights); must exist before the chain starts
+  ::cutlass::bfloat16_t* d = nullptr;        // [m, n] row-major
+  typename Config::FusionArguments fusion{}; // alpha (default 1), beta must stay 0 (no C source)
+  // Tests only: each tile's loads start after a pseudo-random delay in [0, this] (0: off).
+  uint32_t debug_max_tile_delay_ns = 0;
+};
+
+// The grid of output tiles of an m x n GEMM (the stage's grid).
+template <class Config>
+constexpr Grid tile_grid(int m, int n) {
+  return Grid{ceil_div(m, Config::tile_m), ceil_div(n, Config::tile_n), 1};
+}
+
+// Where a consumer GEMM's A operand [m, k] lies on the tiles of the producer GEMM that wrote it
+// (the producer's n is the consumer's k). Use it with KBlockPolicy (per-k-block waits) or
+// RowPolicy / TilePolicy.
+template <class ProducerConfig, class ConsumerConfig = ProducerConfig>
+constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
+  return footprint::GemmA{m, k, ProducerConfig::tile_m, ProducerConfig::tile_n, ConsumerConfig::tile_m,
+                          ConsumerConfig::tile_k};
+}
+
+// ---- the kernel --------------------------------------------------------------------------------
+
+template <class Config, class StageT>
+struct GemmKernel {
+  using Mainloop = WaitingMainloop<typename Config::BaseMainloop>;
+  using Epilogue = PostingEpilogue<typename Config::BaseEpilogue>;
+  using TileShape = typename Mainloop::TileShape;
+  using TiledMma = typename Mainloop::TiledMma;
+  using ClusterShape = typename Mainloop::DispatchPolicy::ClusterShape;
+  using ProblemShape = cute::Shape<int, int, int, int>;  // M, N, K, L (L == 1)
+  using MainloopPipeline = typename Mainloop::MainloopPipeline;
+  using EpiLoadPipeline = typename Epilogue::LoadPipeline;
+  using EpiStorePipeline = typename Epilogue::StorePipeline;
+
+  static_assert(std::is_void_v<typename Epilogue::ElementC>,
+                "baton::sm90::GemmKernel: the epilogue must not read a C source (it would need its own waits)");
+
+  static constexpr uint32_t NumMmaThreads = uint32_t(cute::size(TiledMma{}));
+  static constexpr uint32_t NumLoadWarpGroups = 1;
+  static constexpr uint32_t MaxThreadsPerBlock = NumMmaThreads + NumLoadWarpGroups * ::cutlass::NumThreadsPerWarpGroup;
+  static constexpr uint32_t MinBlocksPerMultiprocessor = 1;
+  static_assert(NumMmaThreads == 256, "cooperative schedule: two MMA warp groups");
+  // As in CUTLASS's cooperative kernel (64 fp32 accumulators per MMA thread at 128x128).
+  static constexpr uint32_t LoadRegisterRequirement = 40;
+  static constexpr uint32_t MmaRegisterRequirement = 232;
+
+  struct SharedStorage {
+    struct PipelineStorage : cute::aligned_struct<16, cute::_1> {
+      alignas(16) typename Mainloop::PipelineStorage mainloop;
+      alignas(16) typename Epilogue::PipelineStorage epi_load;
+    } pipelines;
+    alignas(16) Assignment assignment;  // the tile, broadcast from the thread that took the ticket
+    struct TensorStorage : cute::aligned_struct<128, cute::_1> {
+      typename Epilogue::TensorStorage epilogue;
+      typename Mainloop::TensorStorage mainloop;
+    } tensors;
+  };
+  static constexpr int SharedStorageSize = int(sizeof(SharedStorage));
+  static_assert(SharedStorageSize <= 232448, "exceeds the 227 KB of shared memory an sm90 CTA may use");
+
+  // Trivially copyable; passed as a __grid_constant__ kernel parameter (the TMA descriptors must
+  // stay in parameter space).
+  struct Params {
+    ProblemShape problem_shape{};
+    typename Mainloop::Params mainloop{};
+    typename Epilogue::Params epilogue{};
+    StageT stage{};
+    uint32_t debug_max_tile_delay_ns = 0;
+  };
+
+  CUTLASS_DEVICE void operator()(Params const& params, char* smem_buf) const {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    __trap();  // GMMA/TMA need sm_90a; compiled for another architecture
+#else
+    using namespace cute;
+    enum class WarpGroupRole { Producer = 0, Consumer0 = 1, Consumer1 = 2 };
+    enum class ProducerWarpRole { Mainloop = 0, Warp1 = 1, Epilogue = 2, Warp3 = 3 };
+
+    SharedStorage& shared_storage = *reinterpret_cast<SharedStorage*>(smem_buf);
+    StageT const& stage = params.stage;
+
+    // PDL: the next stage's CTAs may be scheduled once every CTA of this grid runs. They wait on
+    // per-tile semaphores (never on griddepcontrol.wait), so they cannot starve this grid.
+    if (stage.trigger_dependents) device::launch_dependents();
+
+    const int thread_idx = int(threadIdx.x);
+    const int warp_idx = ::cutlass::canonical_warp_idx_sync();
+    const int warp_idx_in_warp_group = warp_idx % ::cutlass::NumWarpsPerWarpGroup;
+    const int warp_group_thread_idx = thread_idx % ::cutlass::NumThreadsPerWarpGroup;
+    const int mma_thread_idx = thread_idx % int(NumMmaThreads);
+    const auto warp_group_role = WarpGroupRole(::cutlass::canonical_warp_group_idx());
+    const auto producer_warp_role = ProducerWarpRole(warp_idx_in_warp_group);
+    const int lane_predicate = cute::elect_one_sync();
+
+    if (warp_idx == 0 && lane_predicate) {
+      Mainloop::prefetch_tma_descriptors(params.mainloop);
+      Epilogue::prefetch_tma_descriptors(params.epilogue);
+      // The tile comes from the stage's ticket (the stage's order), not from blockIdx.
+      shared_storage.assignment = stage.acquire_tile_leader();
+    }
+
+    typename MainloopPipeline::Params mainloop_pipeline_params;
+    if (warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Mainloop)
+      mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Producer;
+    if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1)
+      mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Consumer;
+    mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
+    mainloop_pipeline_params.num_consumers = NumMmaThreads;
+    mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
+    MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params, ClusterShape{});
+
+    // The epilogue load pipeline is unused (no C source) but store() takes it.
+    typename EpiLoadPipeline::Params epi_load_pipeline_params;
+    if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1)
+      epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
+    epi_load_pipeline_params.dst_blockid = cute::block_rank_in_cluster();
+    epi_load_pipeline_params.producer_arv_count = ::cutlass::NumThreadsPerWarp;
+    epi_load_pipeline_params.consumer_arv_count = NumMmaThreads;
+    if constexpr (Epilogue::RequiresTransactionBytes)
+      epi_load_pipeline_params.transaction_bytes = params.epilogue.tma_transaction_bytes;
+    EpiLoadPipeline epi_load_pipeline(shared_storage.pipelines.epi_load, epi_load_pipeline_params);
+
+    typename EpiStorePipeline::Params epi_store_pipeline_params;
+    epi_store_pipeline_params.always_wait = true;
+    EpiStorePipeline epi_store_pipeline(epi_store_pipeline_params);
+
+    typename Mainloop::PipelineState mainloop_pipe_consumer_state;
+    typename Epilogue::LoadPipelineState epi_load_pipe_consumer_state;
+    auto mainloop_pipe_producer_state = ::cutlass::make_producer_start_state<MainloopPipeline>();
+    auto epi_store_pipe_producer_state = ::cutlass::make_producer_start_state<EpiStorePipeline>();
+
+    const ProblemShape problem_shape_MNKL = params.problem_shape;
+    TiledMma tiled_mma;
+    const auto blk_shape = TileShape{};
+    Mainloop collective_mainloop;
+    auto load_inputs = collective_mainloop.load_init(problem_shape_MNKL, params.mainloop);
+    Tensor gA_mkl = get<0>(load_inputs);  // (BLK_M,BLK_K,m,k,l)
+
+    // Pipeline barriers initialized, and the assignment written, before any role reads them.
+    __syncthreads();
+    const Assignment assignment = shared_storage.assignment;
+    const auto blk_coord = make_coord(assignment.tile.m, assignment.tile.n, _, assignment.tile.z);
+    const int k_tile_count = int(size<3>(gA_mkl));
+    auto k_tile_iter = cute::make_coord_iterator(idx2crd(0, shape<3>(gA_mkl)), shape<3>(gA_mkl));
+
+    if (warp_group_role == WarpGroupRole::Producer) {
+      ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
+      if (producer_warp_role == ProducerWarpRole::Mainloop) {
+        if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
+        if constexpr (StageT::num_inputs > 0) {
+          StageInputWaits<StageT> waiter{&stage, assignment};
+          collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
+                                   blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
+                                   shared_storage.pipelines.mainloop, waiter);
+        } else {
+          NoInputWaits waiter;
+          collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
+                                   blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
+                                   shared_storage.pipelines.mainloop, waiter);
+        }
+        mainloop_pipe_producer_state.advance(k_tile_count);
+        collective_mainloop.load_tail(mainloop_pipeline, mainloop_pipe_producer_state);
+      }
+    } else if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1) {
+      ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
+      Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
+      auto accumulators = partition_fragment_C(tiled_mma, take<0, 2>(blk_shape));  // (MMA,MMA_M,MMA_N)
+      collective_mainloop.mma(mainloop_pipeline, mainloop_pipe_consumer_state, accumulators, k_tile_count,
+                              mma_thread_idx, shared_storage.tensors.mainloop, params.mainloop);
+      collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
+      auto [epi_load_state_next, epi_store_state_next] = collective_epilogue.store(
+          epi_load_pipeline, epi_load_pipe_consumer_state, epi_store_pipeline, epi_store_pipe_producer_state,
+          problem_shape_MNKL, blk_shape, blk_coord, accumulators, tiled_mma, mma_thread_idx,
+          shared_storage.tensors.epilogue);
+      collective_epilogue.store_tail_and_post(epi_load_pipeline, epi_load_state_next, epi_store_pipeline,
+                                              epi_store_state_next, mma_thread_idx, int(NumMmaThreads), stage,
+                                              assignment);
+    }
+#endif
+  }
+
+ private:
+  // Pseudo-random per (tile, epoch), so every run of a test sees a different interleaving.
+  CUTLASS_DEVICE static void debug_delay_(uint32_t max_ns, Assignment const& a) {
+    uint32_t h = uint32_t(a.position) * 0x9E3779B1u ^ (a.epoch + 0x7F4A7C15u) * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    const uint64_t delay = uint64_t(h % (max_ns + 1u));
+    const uint64_t start = device::global_timer_ns();
+    while (device::global_timer_ns() - start < delay) __nanosleep(1000);
+  }
+};
+
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksPerMultiprocessor)
+    gemm_kernel(const __grid_constant__ typename Kernel::Params params) {
+  extern __shared__ char smem[];
+  Kernel{}(params, smem);
+}
+
+// ---- host side ----------------------------------------------------------------------------------
+
+namespace detail {
+template <class P>
+concept has_gemm_a_footprint = requires(P const& p) {
+  { p.footprint } -> std::convertible_to<footprint::GemmA>;
+};
+}  // namespace detail
+
+template <class Config, class StageT>
+class Gemm {
+ public:
+  using Kernel = GemmKernel<Config, StageT>;
+  using Params = typename Kernel::Params;
+  using Arguments = GemmArguments<Config>;
+  static constexpr size_t smem_bytes = size_t(Kernel::SharedStorageSize);
+  static constexpr unsigned threads = Kernel::MaxThreadsPerBlock;
+
+  // Shapes, pointers and alignment that this kernel supports.
+  [[nodiscard]] static status can_implement(const Arguments& args) {
+    const std::string dims = "m=" + std::to_string(args.m) + " n=" + std::to_string(args.n) + " k=" + std::to_string(args.k);
+    if (args.m < 1 || args.n < 1 || args.k < 1)
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": every extent must be >= 1");
+    if (args.a == nullptr || args.b == nullptr || args.d == nullptr)
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": a, b and d must be non-null");
+    if (args.k % Config::kAlignment != 0 || args.n % Config::kAlignment != 0)
+      return status(errc::not_supported, "sm90 GEMM " + dims + ": k and n must be multiples of " +
+                                             std::to_string(Config::kAlignment) +
+                                             " (TMA needs 16-byte row strides); pad the tensors");
+    auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
+    if (misaligned(args.a) || misaligned(args.b) || misaligned(args.d))
+      return status(errc::not_supported, "sm90 GEMM " + dims + ": a, b and d must be 16-byte aligned (TMA)");
+    const auto shape = problem_shape_(args);
+    if (!Kernel::Mainloop::can_implement(shape, mainloop_args_(args)) ||
+        !Kernel::Epilogue::can_implement(shape, epilogue_args_(args)))
+      return status(errc::not_supported, "sm90 GEMM " + dims + ": rejected by the CUTLASS collectives "
+                                                               "(alignment, or beta != 0 without a C source)");
+    return {};
+  }
+
+  // Validates the arguments against the stage and builds the kernel parameters (TMA descriptors).
+  [[nodiscard]] static result<Params> to_params(const StageT& stage, const Arguments& args) {
+    BATON_TRY(can_implement(args));
+    const Grid want = tile_grid<Config>(args.m, args.n);
+    if (!(stage.grid == want))
+      return status(errc::invalid_argument, "sm90 GEMM: the stage's grid " + to_string(stage.grid) + " is not the " +
+                                                to_string(want) + " tiles of " + std::to_string(Config::tile_m) + "x" +
+                                                std::to_string(Config::tile_n) + " this GEMM computes");
+    if (stage.ticket == nullptr) return status(errc::invalid_argument, "sm90 GEMM: the stage has no ticket counter (bind it)");
+    BATON_TRY(check_inputs_(stage, args, std::make_integer_sequence<int, StageT::num_inputs>{}));
+    BATON_TRY(check_outputs_(stage, args, std::make_integer_sequence<int, StageT::num_outputs>{}));
+    const auto shape = problem_shape_(args);
+    Params p{};
+    p.problem_shape = shape;
+    p.mainloop = Kernel::Mainloop::to_underlying_arguments(shape, mainloop_args_(args), nullptr);
+    p.epilogue = Kernel::Epilogue::to_underlying_arguments(shape, epilogue_args_(args), nullptr);
+    p.stage = stage;
+    p.debug_max_tile_delay_ns = args.debug_max_tile_delay_ns;
+    return p;
+  }
+
+  // A launch for baton::launch_chain: one CTA per output tile, 384 threads, smem_bytes of
+  // dynamic shared memory. Sets the kernel's shared-memory limit (once per call, not per launch).
+  [[nodiscard]] static result<StageLaunch> make_launch(const StageT& stage, const Arguments& args) {
+    auto params = to_params(stage, args);
+    if (!params.ok()) return params.error();
+    auto* kernel = &gemm_kernel<Kernel>;
+    BATON_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
+                          "cudaFuncSetAttribute(sm90 GEMM, MaxDynamicSharedMemorySize)"));
+    return baton::make_launch(kernel, dim3(unsigned(stage.grid.size())), dim3(threads), smem_bytes, params.value());
+  }
+
+ private:
+  static typename Kernel::ProblemShape problem_shape_(const Arguments& args) {
+    return typename Kernel::ProblemShape{args.m, args.n, args.k, 1};
+  }
+  static typename Kernel::Mainloop::Arguments mainloop_args_(const Arguments& args) {
+    using StrideA = typename Kernel::Mainloop::StrideA;
+    using StrideB = typename Kernel::Mainloop::StrideB;
+    return {args.a, ::cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(args.m, args.k, 1)), args.b,
+            ::cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(args.n, args.k, 1))};
+  }
+  static typename Kernel::Epilogue::Arguments epilogue_args_(const Arguments& args) {
+    using StrideC = typename Kernel::Epilogue::StrideC;
+    using StrideD = typename Kernel::Epilogue::StrideD;
+    return {args.fusion, nullptr, ::cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(args.m, args.n, 1)),
+            args.d, ::cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(args.m, args.n, 1))};
+  }
+
+  // Every input policy must walk A in this GEMM's k-blocks: the waits for k-block k are made just
+  // before A's columns [k*tile_k, (k+1)*tile_k) are loaded.
+  template <int... I>
+  static status check_inputs_(const StageT& stage, const Arguments& args, std::integer_sequence<int, I...>) {
+    status s;
+    ((s.ok() ? (void)(s = check_input_<I>(stage, args)) : (void)0), ...);
+    return s;
+  }
+  template <int I>
+  static status check_input_(const StageT& stage, const Arguments& args) {
+    const auto& policy = baton::detail::get<I>(stage.in).policy;
+    const std::string what = "sm90 GEMM input " + std::to_string(I) + ": ";
+    const int k_tiles = ceil_div(args.k, Config::tile_k);
+    if (policy.k_blocks() > k_tiles)
+      return status(errc::invalid_policy, what + "the policy has " + std::to_string(policy.k_blocks()) +
+                                              " k-blocks but the GEMM walks " + std::to_string(k_tiles) +
+                                              " (waits past the last k-block would never be made)");
+    if constexpr (detail::has_gemm_a_footprint<std::remove_cvref_t<decltype(policy)>>) {
+      const footprint::GemmA& f = policy.footprint;
+      if (f.cons_tile_m != Config::tile_m || f.cons_tile_k != Config::tile_k || f.rows != args.m || f.cols != args.k)
+        return status(errc::invalid_policy,
+                      what + "GemmA footprint (rows " + std::to_string(f.rows) + ", cols " + std::to_string(f.cols) +
+                          ", consumer tile " + std::to_string(f.cons_tile_m) + "x k-block " +
+                          std::to_string(f.cons_tile_k) + ") does not describe this GEMM's A [" +
+                          std::to_string(args.m) + ", " + std::to_string(args.k) + "] in " +
+                          std::to_string(Config::tile_m) + "-row tiles and " + std::to_string(Config::tile_k) +
+                          "-wide k-blocks (use gemm_a_footprint)");
+    }
+    return {};
+  }
+  template <int... I>
+  static status check_outputs_(const StageT& stage, const Arguments& args, std::integer_sequence<int, I...>) {
+    status s;
+    ((s.ok() ? (void)(s = check_output_<I>(stage, args)) : (void)0), ...);
+    return s;
+  }
+  template <int I>
+  static status check_output_(const StageT& stage, const Arguments& args) {
+    const auto& policy = baton::detail::get<I>(stage.out).policy;
+    const std::string what = "sm90 GEMM output " + std::to_string(I) + ": ";
+    if (!(policy.producer_grid() == stage.grid))
+      return status(errc::invalid_policy, what + "the policy's producer grid " + to_string(policy.producer_grid()) +
+                                              " is not this GEMM's tile grid " + to_string(stage.grid));
+    if constexpr (detail::has_gemm_a_footprint<std::remove_cvref_t<decltype(policy)>>) {
+      const footprint::GemmA& f = policy.footprint;
+      if (f.prod_tile_m != Config::tile_m || f.prod_tile_n != Config::tile_n || f.rows != args.m || f.cols != args.n)
+        return status(errc::invalid_policy,
+                      what + "GemmA footprint (rows " + std::to_string(f.rows) + ", cols " + std::to_string(f.cols) +
+                          ", producer tile " + std::to_string(f.prod_tile_m) + "x" + std::to_string(f.prod_tile_n) +
+                          ") does not describe this GEMM's D [" + std::to_string(args.m) + ", " +
+                          std::to_string(args.n) + "] in " + std::to_string(Config::tile_m) + "x" +
+                          std::to_string(Config::tile_n) + " tiles (use gemm_a_footprint)");
+    }
+    return {};
+  }
+};
+
+}  // namespace baton::sm90
+
+#endif  // __has_include(<cutlass/cutlass.h>)

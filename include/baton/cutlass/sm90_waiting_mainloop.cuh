@@ -1,0 +1,177 @@
+// baton/cutlass/sm90_waiting_mainloop.cuh — a CUTLASS 4.2 sm90 TMA warp-specialized mainloop
+// whose producer warp waits on baton semaphores per k-block before it loads A.
+//
+//   using Mainloop = baton::sm90::WaitingMainloop<CollectiveMma<MainloopSm90TmaGmmaWarpSpecialized<...>, ...>>;
+//
+// Everything but load() is the CUTLASS collective (Params, to_underlying_arguments, load_init,
+// mma, mma_tail, load_tail). load() takes two more arguments: the pipeline's shared storage (to
+// test a slot without blocking) and an input waiter (StageInputWaits below, or NoInputWaits).
+//
+// Order of operations in the elected producer thread, per k-block k:
+//   1. B (weights, not produced by the chain) is issued first. While A(k) is not ready, B runs
+//      ahead into every pipeline slot that is already free, up to a whole pipeline.
+//   2. Wait for A(k): ld.acquire.gpu on the semaphores of the policy (baton::Stage::wait_leader,
+//      with its watchdog), then fence.proxy.async.global: the TMA (async proxy) read of A must
+//      see what the acquire made visible to this thread (generic proxy).
+//   3. TMA-load A(k) into the same slot; its mbarrier was armed for A+B bytes when the slot was
+//      acquired, so the MMA warps see the slot full only when both have landed.
+//
+// Why load() is re-implemented instead of wrapped: CUTLASS issues A and B of a k-block back to back
+// inside one loop with no hook between the slot acquire and the copies, so the only way to put a
+// wait between them (and to let B run ahead of A) is to write that ~40-line loop again. The TMA
+// atoms, partitioning and pipeline are still the collective's own.
+#pragma once
+
+#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/pipeline/pipeline.hpp>
+
+#include "baton/device/flags.hpp"
+#include "baton/policy.hpp"
+#include "baton/stage.hpp"
+
+namespace baton::sm90 {
+
+// A stage with no inputs: every k-block is ready, nothing to fence.
+struct NoInputWaits {
+  static constexpr bool enabled = false;
+  CUTLASS_DEVICE bool ready(int) const { return true; }
+  CUTLASS_DEVICE void wait(int) {}
+  CUTLASS_DEVICE void fence_for_tma_reads() const {}
+};
+
+// The inputs of a baton Stage, for the tile `assignment` took. One thread uses it (the elected
+// lane of the producer warp).
+template <class StageT>
+struct StageInputWaits {
+  static constexpr bool enabled = StageT::num_inputs > 0;
+  const StageT* stage = nullptr;
+  Assignment assignment{};
+  bool failed = false;  // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
+
+  // Non-blocking: are all of k-block k's waits already satisfied? (acquire loads, no spinning)
+  CUTLASS_DEVICE bool ready(int k) const {
+    if (failed) return true;
+    return ready_(k, std::make_integer_sequence<int, StageT::num_inputs>{});
+  }
+  // Blocking: spin (with backoff and the stage's watchdog) until k-block k may be read.
+  CUTLASS_DEVICE void wait(int k) {
+    if (!failed && !stage->wait_leader(assignment, k)) failed = true;
+  }
+  // After the acquire, before the TMA (async proxy) reads what it published.
+  CUTLASS_DEVICE void fence_for_tma_reads() const { device::fence_proxy_async_global(); }
+
+ private:
+  template <int... I>
+  CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) const {
+    return (input_ready_<I>(k) && ...);
+  }
+  template <int I>
+  CUTLASS_DEVICE bool input_ready_(int k) const {
+    const auto& e = baton::detail::get<I>(stage->in);
+    const Assignment& a = assignment;
+    return e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
+      const uint32_t target = a.epoch * w.per_epoch + w.count;
+      return int32_t(device::load_acquire_gpu(e.sems + w.sem) - target) >= 0;  // same compare as wait_geq
+    });
+  }
+};
+
+template <class BaseMainloop>
+struct WaitingMainloop : BaseMainloop {
+  using Base = BaseMainloop;
+  using typename Base::DispatchPolicy;
+  using typename Base::MainloopPipeline;
+  using typename Base::Params;
+  using typename Base::PipelineState;
+  using typename Base::PipelineStorage;
+  using typename Base::SmemLayoutA;
+  using typename Base::SmemLayoutB;
+  using typename Base::TensorStorage;
+  static constexpr int Stages = DispatchPolicy::Stages;
+
+  // The multicast masks of the CUTLASS loop are dropped: clusters of one CTA only (for now).
+  static_assert(cute::size(typename DispatchPolicy::ClusterShape{}) == 1,
+                "baton::sm90::WaitingMainloop: only 1x1x1 clusters are supported (no TMA multicast yet)");
+  static_assert(std::is_same_v<typename Base::GmemTiledCopyA, cute::SM90_TMA_LOAD> &&
+                    std::is_same_v<typename Base::GmemTiledCopyB, cute::SM90_TMA_LOAD>,
+                "baton::sm90::WaitingMainloop: expects plain (non-multicast) SM90_TMA_LOAD for A and B");
+
+  // Producer side of the mainloop for one output tile. Same contract as the CUTLASS load()
+  // (called by the whole producer warp, one lane works), plus the pipeline storage and the waiter.
+  template <class TensorA, class TensorB, class KTileIterator, class BlockCoord, class Waiter>
+  CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState smem_pipe_write,
+                           cute::tuple<TensorA, TensorB> const& load_inputs, BlockCoord const& blk_coord,
+                           KTileIterator k_tile_iter, int k_tile_count, TensorStorage& shared_tensors,
+                           PipelineStorage& pipeline_storage, Waiter& waiter) {
+    using namespace cute;
+    if (!cute::elect_one_sync()) return;
+
+    Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
+    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
+    auto block_tma_a = params.tma_load_a.get_slice(0);
+    auto block_tma_b = params.tma_load_b.get_slice(0);
+    auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
+    Tensor gA = get<0>(load_inputs)(_, _, m_coord, _, l_coord);  // (BLK_M,BLK_K,k)
+    Tensor gB = get<1>(load_inputs)(_, _, n_coord, _, l_coord);  // (BLK_N,BLK_K,k)
+    Tensor tAgA = block_tma_a.partition_S(gA);                   // (TMA,TMA_M,TMA_K,k)
+    Tensor tAsA = block_tma_a.partition_D(sA);                   // (TMA,TMA_M,TMA_K,PIPE)
+    Tensor tBgB = block_tma_b.partition_S(gB);                   // (TMA,TMA_N,TMA_K,k)
+    Tensor tBsB = block_tma_b.partition_D(sB);                   // (TMA,TMA_N,TMA_K,PIPE)
+
+    // Two cursors over the same slots: B's runs ahead of A's. Each slot is acquired once, by B,
+    // which arms its full barrier for the A+B transaction bytes.
+    PipelineState write_a = smem_pipe_write;
+    PipelineState write_b = smem_pipe_write;
+    KTileIterator iter_a = k_tile_iter;
+    KTileIterator iter_b = k_tile_iter;
+    int kb = 0;  // k-blocks whose B has been issued
+    auto issue_b = [&](bool slot_known_free) {
+      if (slot_known_free)
+        pipeline.producer_acquire(write_b, ::cutlass::ProducerToken{::cutlass::BarrierStatus::WaitDone});
+      else
+        pipeline.producer_acquire(write_b);
+      auto* bar = pipeline.producer_get_barrier(write_b);
+      copy(params.tma_load_b.with(*bar, uint16_t(0)), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
+      ++iter_b;
+      ++write_b;
+      ++kb;
+    };
+
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (int ka = 0; ka < k_tile_count; ++ka) {
+      // A's slot. Blocking here cannot deadlock: the slot's previous k-block (ka - Stages) is
+      // released by the MMA warps once k-block ka - Stages + 1 < ka has landed, and every k-block
+      // below ka is fully issued.
+      if (kb == ka) issue_b(false);
+      if constexpr (Waiter::enabled) {
+        bool ready = waiter.ready(ka);
+        // While A(ka) is not published, stream B into slots that are already free. Stop at the
+        // first busy slot (it frees only as the MMA warps progress) and block on A instead, so
+        // the blocking wait (with its watchdog) is always reached.
+        while (!ready && kb < k_tile_count && kb < ka + Stages &&
+               pipeline_storage.empty_barrier_[write_b.index()].test_wait(write_b.phase())) {
+          issue_b(true);
+          ready = waiter.ready(ka);
+        }
+        if (!ready) waiter.wait(ka);
+        waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy)
+      }
+      auto* bar = pipeline.producer_get_barrier(write_a);
+      copy(params.tma_load_a.with(*bar, uint16_t(0)), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+      ++iter_a;
+      ++write_a;
+    }
+  }
+};
+
+}  // namespace baton::sm90
+
+#endif  // __has_include(<cutlass/cutlass.h>)
