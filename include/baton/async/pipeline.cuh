@@ -11,15 +11,20 @@
 //
 // Pageable sources/destinations are staged through pinned slabs: the host copies chunk i into
 // staging slot i % K after that slot's previous H2D finished (a per-event wait), using several
-// threads, while the GPU works on other chunks. Pinned (or registered) memory is copied directly.
+// threads, while the GPU works on other chunks; a drain thread copies finished outputs from their
+// staging slabs to a pageable destination as soon as each chunk's D2H completes, concurrently
+// with the input staging. Pinned (or registered) memory is copied directly.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +57,7 @@ class pipeline {
     (void)h2d_.ref().synchronize();
     (void)compute_.ref().synchronize();
     (void)d2h_.ref().synchronize();
+    if (drain_) drain_->stop();
     for (void* p : dev_) (void)cudaFree(p);
   }
 
@@ -117,7 +123,7 @@ class pipeline {
       if (!b.ok()) return b.error();
       staging_out_.push_back(std::move(b.value()));
     }
-    pending_.assign(size_t(K), pending_out{});
+    const size_t first_seq = issued_;  // sequence number of this call's chunk 0
     for (size_t i = 0; i < n; ++i) {
       const int slot = int(i % size_t(K));
       const size_t off = i * C, len = std::min(C, bytes - off);
@@ -143,14 +149,14 @@ class pipeline {
       BATON_TRY(d2h_.ref().wait(compute_done(slot)));
       char* to = static_cast<char*>(dst) + off;
       if (!dst_pinned_) {
-        BATON_TRY(drain(slot));  // chunk i-K's output leaves the staging slab first
+        if (reuse) BATON_TRY(wait_drained(first_seq + i - size_t(K) + 1));  // chunk i-K left the slab
         BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, len, cudaMemcpyDeviceToHost, d2h_.get()),
                              "pipeline: D2H"));
-        pending_[size_t(slot)] = pending_out{to, len, true};
       } else {
         BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
       }
       BATON_TRY(cuda_check(cudaEventRecord(d2h_done(slot), d2h_.get()), "cudaEventRecord"));
+      if (!dst_pinned_) queue_drain(slot, issued_++, to, len);
     }
     BATON_TRY(cuda_check(cudaEventRecord(done_event(), d2h_.get()), "cudaEventRecord"));
     return {};
@@ -172,34 +178,81 @@ class pipeline {
   }
 
  private:
-  struct pending_out {
-    char* to = nullptr;
-    size_t len = 0;
-    bool valid = false;
-  };
   cudaEvent_t h2d_done(int s) const { return ev_[size_t(s)].get(); }
   cudaEvent_t compute_done(int s) const { return ev_[size_t(opt_.buffers + s)].get(); }
   cudaEvent_t d2h_done(int s) const { return ev_[size_t(2 * opt_.buffers + s)].get(); }
 
-  status drain(int slot) {
-    auto& p = pending_[size_t(slot)];
-    if (!p.valid) return {};
-    BATON_TRY(cuda_check(cudaEventSynchronize(d2h_done(slot)), "pipeline: staging drain wait"));
-    parallel_copy(p.to, staging_out_[size_t(slot)].data(), p.len);
-    p.valid = false;
-    return {};
+  // Queue chunk `seq`'s staged output for the drain thread.
+  void queue_drain(int slot, size_t seq, char* to, size_t len) {
+    if (!drain_) drain_ = std::make_unique<drainer>(opt_.staging_threads);
+    drain_->push(drain_job{d2h_done(slot), staging_out_[size_t(slot)].data(), to, len, seq});
   }
-  status drain_pending_outputs() {
-    // Oldest first: slots hold chunks in the order they were issued.
-    std::vector<int> order;
-    for (int s = 0; s < int(pending_.size()); ++s)
-      if (pending_[size_t(s)].valid) order.push_back(s);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return pending_[size_t(a)].to < pending_[size_t(b)].to; });
-    for (int s : order) BATON_TRY(drain(s));
-    return {};
-  }
-  void parallel_copy(void* dst, const void* src, size_t len) const {
-    const int t = std::max(1, std::min(opt_.staging_threads, int(len / (size_t(1) << 20)) + 1));
+  // Blocks until the drain thread has copied out every chunk with sequence number < `seq`.
+  status wait_drained(size_t seq) { return drain_ ? drain_->wait_until(seq) : status{}; }
+  status drain_pending_outputs() { return wait_drained(issued_); }
+
+  struct drain_job {
+    cudaEvent_t ready;  // the chunk's D2H into its staging slab
+    const void* from;
+    char* to;
+    size_t len;
+    size_t seq;
+  };
+  // One thread that waits for each staged output (per-event) and copies it out, in order.
+  class drainer {
+   public:
+    explicit drainer(int threads) : threads_(threads), th_([this] { loop(); }) {}
+    ~drainer() { stop(); }
+    void push(drain_job j) {
+      std::lock_guard<std::mutex> lk(m_);
+      q_.push_back(j);
+      cv_.notify_all();
+    }
+    status wait_until(size_t seq) {
+      std::unique_lock<std::mutex> lk(m_);
+      cv_.wait(lk, [&] { return done_ >= seq || !err_.ok(); });
+      return err_;
+    }
+    void stop() {
+      {
+        std::lock_guard<std::mutex> lk(m_);
+        stop_ = true;
+        cv_.notify_all();
+      }
+      if (th_.joinable()) th_.join();
+    }
+
+   private:
+    void loop() {
+      for (;;) {
+        drain_job j;
+        {
+          std::unique_lock<std::mutex> lk(m_);
+          cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+          if (q_.empty()) return;
+          j = q_.front();
+          q_.pop_front();
+        }
+        status st = cuda_check(cudaEventSynchronize(j.ready), "pipeline: output drain wait");
+        if (st.ok()) parallel_copy_n(j.to, j.from, j.len, threads_);
+        std::lock_guard<std::mutex> lk(m_);
+        if (!st.ok() && err_.ok()) err_ = st;
+        done_ = j.seq + 1;
+        cv_.notify_all();
+      }
+    }
+    int threads_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<drain_job> q_;
+    size_t done_ = 0;
+    bool stop_ = false;
+    status err_;
+    std::thread th_;
+  };
+
+  static void parallel_copy_n(void* dst, const void* src, size_t len, int threads) {
+    const int t = std::max(1, std::min(threads, int(len / (size_t(1) << 20)) + 1));
     if (t == 1) {
       std::memcpy(dst, src, len);
       return;
@@ -214,6 +267,7 @@ class pipeline {
     }
     for (auto& x : th) x.join();
   }
+  void parallel_copy(void* dst, const void* src, size_t len) const { parallel_copy_n(dst, src, len, opt_.staging_threads); }
 
   pipeline_options opt_{};
   stream h2d_, compute_, d2h_;
@@ -221,7 +275,8 @@ class pipeline {
   std::vector<void*> dev_;
   std::unique_ptr<pinned_pool> staging_;
   std::vector<pinned_buffer> staging_in_, staging_out_;
-  std::vector<pending_out> pending_;
+  std::unique_ptr<drainer> drain_;
+  size_t issued_ = 0;  // staged output chunks handed to the drain thread, over the pipeline's life
   bool src_pinned_ = false, dst_pinned_ = false;
 };
 
