@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "baton/async/graph.cuh"
 #include "baton/async/memory.cuh"
 #include "baton/async/pipeline.cuh"
 #include "baton/async/stream.cuh"
@@ -203,4 +204,35 @@ TEST_F(Async, PipelineErrorsTravelWithContext) {
   EXPECT_EQ(bigout[12345], 7.f);
 }
 
+}  // namespace
+
+namespace {
+// Capture/replay helpers: a captured chain of kernels replays with the same effect; a failing
+// enqueue ends the capture and returns its error.
+TEST_F(Async, GraphCaptureAndReplay) {
+  auto s = async::stream::create();
+  ASSERT_TRUE(s.ok());
+  const size_t n = 1 << 16;
+  auto a = bt::dev_alloc<float>(n), b = bt::dev_alloc<float>(n);
+  BT_CUDA(cudaMemsetAsync(a.get(), 0, n * 4, s.value().get()));
+  auto g = capture(s.value(), [&](stream_ref st) -> status {
+    add_one<<<32, 256, 0, st>>>(a.get(), b.get(), n);  // b = 2a + 1
+    add_one<<<32, 256, 0, st>>>(b.get(), a.get(), n);  // a = 2b + 1
+    return cuda_check(cudaGetLastError(), "add_one");
+  });
+  ASSERT_TRUE(g.ok()) << g.error().to_string();
+  EXPECT_EQ(g.value().num_nodes().value(), 2u);
+  for (int i = 0; i < 3; ++i) BT_ASSERT_OK(g.value().launch(s.value()));
+  BT_ASSERT_OK(s.value().ref().synchronize());
+  std::vector<float> h(n);
+  BT_CUDA(cudaMemcpy(h.data(), a.get(), n * 4, cudaMemcpyDeviceToHost));
+  // a: 0 -> 3 -> 15 -> 63 (each replay: a = 4a + 3)
+  EXPECT_EQ(h[0], 63.f);
+  EXPECT_EQ(h[n - 1], 63.f);
+  auto bad = capture(s.value(), [&](stream_ref) -> status { return status(errc::invalid_argument, "nope"); });
+  EXPECT_EQ(bad.error().code(), errc::invalid_argument);
+  EXPECT_NE(bad.error().message().find("while capturing a graph: nope"), std::string::npos);
+  BT_CUDA(cudaMemsetAsync(a.get(), 0, 4, s.value().get()));  // the stream is usable again
+  BT_ASSERT_OK(s.value().ref().synchronize());
+}
 }  // namespace
