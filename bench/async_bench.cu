@@ -165,17 +165,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "baton_bench_async: no CUDA device; this benchmark needs a GPU\n");
     return 3;
   }
-  bench::Env env;
-  cudaDeviceProp prop{};
-  (void)cudaGetDeviceProperties(&prop, 0);
-  env.gpu = prop.name;
-  int rt = 0, clk = 0;
-  (void)cudaRuntimeGetVersion(&rt);
-  (void)cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
-  env.sm_clock_mhz = std::to_string(clk / 1000);
-  env.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
-  env.driver = bench::driver_version_from_proc();
-  env.date = bench::today();
+  const bench::Env env = bench::detect_env();
 
   const size_t C = a.chunk_mib << 20, bytes = C * size_t(a.chunks), n = bytes / 4;
   const int iters = a.compute_iters;

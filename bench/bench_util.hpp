@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -11,6 +12,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
 
 #ifndef BATON_GIT_COMMIT
 #define BATON_GIT_COMMIT "unknown"
@@ -50,6 +55,27 @@ inline std::string driver_version_from_proc() {
     if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos) return w;
   return "";
 }
+
+#if defined(__CUDACC__)
+// GPU name, SM clock, CUDA runtime and driver versions, date, commit.
+inline Env detect_env(int device = 0) {
+  Env env;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) env.gpu = prop.name;
+  int clk = 0, rt = 0;
+  if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, device) == cudaSuccess) env.sm_clock_mhz = std::to_string(clk / 1000);
+  (void)cudaRuntimeGetVersion(&rt);
+  env.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
+  env.driver = driver_version_from_proc();
+  if (env.driver.empty()) {
+    int dv = 0;
+    (void)cudaDriverGetVersion(&dv);
+    env.driver = "cuda-driver-api-" + std::to_string(dv);
+  }
+  env.date = today();
+  return env;
+}
+#endif
 
 struct Stats {
   double median = 0, min = 0, max = 0;

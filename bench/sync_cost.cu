@@ -280,21 +280,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "baton_bench_sync_cost: %s. This benchmark needs an NVIDIA GPU (sm_90).\n", dev.to_string().c_str());
     return 3;
   }
-  bench::Env env;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) env.gpu = prop.name;
-  int clk = 0;
-  if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0) == cudaSuccess) env.sm_clock_mhz = std::to_string(clk / 1000);
-  int rt = 0;
-  (void)cudaRuntimeGetVersion(&rt);
-  env.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
-  env.driver = bench::driver_version_from_proc();
-  if (env.driver.empty()) {
-    int dv = 0;
-    (void)cudaDriverGetVersion(&dv);
-    env.driver = "cuda-driver-api-" + std::to_string(dv);
-  }
-  env.date = bench::today();
+  const bench::Env env = bench::detect_env();
   cudaStream_t stream;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return 1;
   std::vector<bench::Row> rows;

@@ -40,6 +40,15 @@ namespace detail {
 struct wait_sink_archetype {
   BATON_HOST_DEVICE bool operator()(WaitSpec) const { return true; }
 };
+
+// The producer tiles a built-in policy waits for before k-block k: the footprint of that k-block
+// (per-k-block policies) or of the whole tile at k == 0 (per-tile policies; nothing after), clipped
+// to the producer grid so a footprint running past the edge never aliases another tile's semaphore.
+template <class F>
+BATON_HOST_DEVICE constexpr TileRect waited_rect(const F& fp, Grid producer, bool per_k_block, Tile t, int k) {
+  if (!per_k_block && k != 0) return TileRect{};
+  return (per_k_block ? fp.rect(t, k) : fp.rect_all(t)).clipped(producer);
+}
 }  // namespace detail
 
 // The SyncPolicy concept. See the file comment for the meaning of each member.
@@ -65,14 +74,7 @@ struct TilePolicy {
   BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
   template <class Fn>
   BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
-    TileRect r;
-    if (per_k_block) {
-      r = footprint.rect(t, k);
-    } else {
-      if (k != 0) return true;
-      r = footprint.rect_all(t);
-    }
-    r = r.clipped(producer);  // never alias another tile's semaphore
+    const TileRect r = detail::waited_rect(footprint, producer, per_k_block, t, k);
     for (int z = r.z0; z < r.z1; ++z)
       for (int m = r.m0; m < r.m1; ++m)
         for (int n = r.n0; n < r.n1; ++n)
@@ -99,14 +101,7 @@ struct RowPolicy {
   BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
   template <class Fn>
   BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
-    TileRect r;
-    if (per_k_block) {
-      r = footprint.rect(t, k);
-    } else {
-      if (k != 0) return true;
-      r = footprint.rect_all(t);
-    }
-    r = r.clipped(producer);  // never alias another tile's semaphore
+    const TileRect r = detail::waited_rect(footprint, producer, per_k_block, t, k);
     if (r.empty()) return true;
     const uint32_t per_row = uint32_t(producer.n);
     for (int z = r.z0; z < r.z1; ++z)
@@ -128,14 +123,7 @@ struct ColumnPolicy {
   BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
   template <class Fn>
   BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
-    TileRect r;
-    if (per_k_block) {
-      r = footprint.rect(t, k);
-    } else {
-      if (k != 0) return true;
-      r = footprint.rect_all(t);
-    }
-    r = r.clipped(producer);  // never alias another tile's semaphore
+    const TileRect r = detail::waited_rect(footprint, producer, per_k_block, t, k);
     if (r.empty()) return true;
     const uint32_t per_col = uint32_t(producer.m);
     for (int z = r.z0; z < r.z1; ++z)
