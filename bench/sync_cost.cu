@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "baton/baton.cuh"
+#include "baton/trace.hpp"
 #include "bench_util.hpp"
 
 using namespace baton;
@@ -52,6 +53,7 @@ __global__ void __launch_bounds__(256) copy_stage(S s, const float* __restrict__
     dst[i] = v;
   }
   if constexpr (Sync && S::num_outputs > 0) s.post(a);
+  if constexpr (Sync && S::num_outputs == 0) s.done(a);
 }
 
 struct Args {
@@ -61,14 +63,16 @@ struct Args {
   int reps = 50;
   int iters_per_graph = 20;
   std::string out_dir = ".";
+  int trace_tiles = 0;  // >0: write a per-tile timeline of the baton-tile chain with this many tiles per stage
 };
 
 void usage() {
   std::printf(
       "usage: baton_bench_sync_cost [--stages N] [--tiles T1,T2,...] [--tile-elems E] [--reps R]\n"
-      "                             [--iters-per-graph I] [--out-dir DIR]\n"
+      "                             [--iters-per-graph I] [--out-dir DIR] [--trace-tiles T]\n"
       "Times a chain of N copy stages (T tiles each, E floats per tile) with baton's per-tile sync vs.\n"
       "the same kernels without sync (PDL graph and plain graph). Writes DIR/sync-cost.csv and .json.\n"
+      "--trace-tiles T also writes DIR/timeline-sync-cost.json (Perfetto) of one baton-tile chain run with T tiles per stage.\n"
       "Defaults: --stages 4 --tiles 132,528,2112 --tile-elems 4096 --reps 50 --iters-per-graph 20 --out-dir .\n");
 }
 
@@ -90,6 +94,7 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--reps") a.reps = std::atoi(v);
     else if (k == "--iters-per-graph") a.iters_per_graph = std::atoi(v);
     else if (k == "--out-dir") a.out_dir = v;
+    else if (k == "--trace-tiles") a.trace_tiles = std::atoi(v);
     else if (k == "--tiles") {
       a.tiles.clear();
       for (char* t = std::strtok(const_cast<char*>(v), ","); t; t = std::strtok(nullptr, ",")) a.tiles.push_back(std::atoi(t));
@@ -183,7 +188,16 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
   for (auto& x : src) x = dist(rng);
   CUDA_CHECK(cudaMemcpyAsync(buf[0], src.data(), elems * 4, cudaMemcpyHostToDevice, stream));
 
-  // baton launches
+  // baton launches (traced into per-stage TileEvent buffers when this is the traced shape)
+  const bool traced = T == args.trace_tiles;
+  std::vector<TileEvent*> trace_buf(size_t(N), nullptr);
+  if (traced)
+    for (auto& b : trace_buf) CUDA_CHECK(cudaMalloc(&b, size_t(T) * sizeof(TileEvent)));
+  auto opt = [&](int i) {
+    BindOptions o;
+    o.trace = trace_buf[size_t(i)];
+    return o;
+  };
   std::vector<StageLaunch> sync_l, nosync_l, nosync_pdl_l;
   using S0 = Stage<RowMajor, outputs<P>, inputs<>>;
   using SM = Stage<RowMajor, outputs<P>, inputs<P>>;
@@ -192,15 +206,15 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
     const float add = i == 0 ? 0.f : 1.f;
     const dim3 grid{unsigned(T)}, block{256};
     if (i == 0) {
-      auto s = su.chain.bind(su.st[0], ws, su.chain.workspace_bytes(), outs(su.ed[0]), ins());
+      auto s = su.chain.bind(su.st[0], ws, su.chain.workspace_bytes(), outs(su.ed[0]), ins(), opt(0));
       CHECK(s.error());
       sync_l.push_back(make_launch(copy_stage<true, S0>, grid, block, 0, s.value(), (const float*)buf[0], buf[1], E, add, false));
     } else if (i + 1 < N) {
-      auto s = su.chain.bind(su.st[size_t(i)], ws, su.chain.workspace_bytes(), outs(su.ed[size_t(i)]), ins(su.ed[size_t(i) - 1]));
+      auto s = su.chain.bind(su.st[size_t(i)], ws, su.chain.workspace_bytes(), outs(su.ed[size_t(i)]), ins(su.ed[size_t(i) - 1]), opt(i));
       CHECK(s.error());
       sync_l.push_back(make_launch(copy_stage<true, SM>, grid, block, 0, s.value(), (const float*)buf[size_t(i)], buf[size_t(i) + 1], E, add, false));
     } else {
-      auto s = su.chain.bind(su.st[size_t(i)], ws, su.chain.workspace_bytes(), outs(), ins(su.ed[size_t(i) - 1]));
+      auto s = su.chain.bind(su.st[size_t(i)], ws, su.chain.workspace_bytes(), outs(), ins(su.ed[size_t(i) - 1]), opt(i));
       CHECK(s.error());
       sync_l.push_back(make_launch(copy_stage<true, SL>, grid, block, 0, s.value(), (const float*)buf[size_t(i)], buf[size_t(i) + 1], E, add, false));
     }
@@ -264,6 +278,16 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
     r.extra = {{"added_us_per_consumer_tile", bench::fmt(added)},
                {"added_vs", r.variant == "baton-tile-serial" ? "graph-nosync" : (r.variant == "baton-tile" ? "pdl-graph-nosync" : "-")}};
     rows.push_back(r);
+  }
+  if (traced) {  // one more baton-tile run, its timeline written as Perfetto JSON
+    CHECK(launch_chain(su.chain, stream, sync_l, schedule::pdl));
+    CHECK(check_errors(su.chain, ws, stream));
+    std::vector<std::vector<TileEvent>> ev(static_cast<size_t>(N), std::vector<TileEvent>(static_cast<size_t>(T)));
+    for (int i = 0; i < N; ++i)
+      CUDA_CHECK(cudaMemcpy(ev[size_t(i)].data(), trace_buf[size_t(i)], size_t(T) * sizeof(TileEvent), cudaMemcpyDeviceToHost));
+    CHECK(write_chrome_trace(args.out_dir + "/timeline-sync-cost.json", su.chain, ev));
+    std::printf("wrote %s/timeline-sync-cost.json (%d stages x %d tiles)\n", args.out_dir.c_str(), N, T);
+    for (auto b : trace_buf) (void)cudaFree(b);
   }
   for (auto b : buf) (void)cudaFree(b);
   (void)cudaFree(ws);

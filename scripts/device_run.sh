@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Runs every device test and benchmark on a GPU machine in one go; writes logs and CSV/JSON to
-# $OUT (default bench/results/h200/latest). Binaries come from .device/bin (scripts/build_device.sh).
-#   BATON_SANITIZE=0 skips the compute-sanitizer passes.
+# Runs every device test and benchmark on a GPU machine in one go; writes logs, CSV/JSON and
+# timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
+# (scripts/build_device.sh).
+#   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT="${OUT:-bench/results/h200/latest}"
+DEST="${DEST:-bench/results/h200/latest}"
 BIN="${BATON_BIN:-.device/bin}"
-mkdir -p "$OUT"
-log="$OUT/device-tests.log"
+mkdir -p "$DEST"
+log="$DEST/device-tests.log"
 fail=0
+step() { echo "== $* ==" | tee -a "$log"; }
 {
   echo "baton device run"
   echo "commit: $(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)"
@@ -18,20 +20,31 @@ fail=0
 } > "$log"
 cat "$log"
 
-echo "== device tests ==" | tee -a "$log"
-timeout "${BATON_TEST_TIMEOUT:-300}" "$BIN/baton_device_tests" --gtest_output="json:$OUT/device-tests.json" 2>&1 | tee -a "$log" || fail=1
+step "device tests (baton core + async)"
+timeout "${BATON_TEST_TIMEOUT:-300}" "$BIN/baton_device_tests" --gtest_output="json:$DEST/device-tests.json" 2>&1 | tee -a "$log" || fail=1
 
-echo "== example ==" | tee -a "$log"
+if [ -x "$BIN/baton_gemm_tests" ]; then
+  step "sm90 CUTLASS GEMM tests"
+  timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_gemm_tests" --gtest_output="json:$DEST/gemm-tests.json" 2>&1 | tee -a "$log" || fail=1
+fi
+
+step "examples"
 timeout 60 "$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
 timeout 60 "$BIN/baton_example_inference_loop" 2>&1 | tee -a "$log" || fail=1
 timeout 120 "$BIN/baton_example_file_stream" --self-test 2>&1 | tee -a "$log" || fail=1
 
-echo "== sync-cost benchmark ==" | tee -a "$log"
-timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$OUT" 2>&1 | tee -a "$log" || fail=1
-echo "== async benchmark ==" | tee -a "$log"
-timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$OUT" 2>&1 | tee -a "$log" || fail=1
+step "sync-cost benchmark"
+timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_sync_cost" --out-dir "$DEST" --trace-tiles 528 2>&1 | tee -a "$log" || fail=1
+if [ -f "$DEST/timeline-sync-cost.json" ] && python3 -c "import matplotlib" 2>/dev/null; then
+  python3 "$BIN/plot_timeline.py" "$DEST/timeline-sync-cost.json" "$DEST/timeline-sync-cost.png" \
+    "baton per-tile timeline: 4 copy stages x 528 tiles, per-tile policy, PDL (H200)" 2>&1 | tee -a "$log"
+fi
+
+step "async benchmark"
+timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$DEST" 2>&1 | tee -a "$log" || fail=1
+
 if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
-  slog="$OUT/sanitizer.log"
+  slog="$DEST/sanitizer.log"
   : > "$slog"
   # Left out under the sanitizer: PdlCompletionIsTransitive (a timing experiment; the tools
   # serialize kernels) and CudaErrorSurfacesWithCallSite (makes a failing CUDA call on purpose,
@@ -41,9 +54,16 @@ if [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&
     BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$BIN/baton_device_tests" --gtest_filter='-*PdlCompletionIsTransitive*:*CudaErrorSurfacesWithCallSite*' >> "$slog" 2>&1
     rc=$?
-    echo "compute-sanitizer $tool: exit $rc" | tee -a "$slog"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$slog" | tail -4
+    echo "compute-sanitizer $tool (baton_device_tests): exit $rc" | tee -a "$slog"
     [ $rc -ne 0 ] && fail=1
+    if [ -x "$BIN/baton_gemm_tests" ]; then
+      timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BIN/baton_gemm_tests" --gtest_filter='Shapes/Sm90SingleGemm.*/m1:Shapes/Sm90SingleGemm.*/m17*:Sm90Gemm.*' >> "$slog" 2>&1
+      rc=$?
+      echo "compute-sanitizer $tool (baton_gemm_tests, small shapes): exit $rc" | tee -a "$slog"
+      [ $rc -ne 0 ] && fail=1
+    fi
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$slog" | tail -2
   done
 fi
 

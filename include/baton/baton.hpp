@@ -12,3 +12,4 @@
 #include "baton/stage.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
+#include "baton/trace.hpp"

@@ -76,6 +76,7 @@ struct BindOptions {
   uint64_t watchdog_ns = BATON_DEFAULT_WATCHDOG_NS;  // 0: off (default: 10 s in debug builds, off with NDEBUG)
   bool async_proxy_reads = false;  // inputs read by TMA
   bool trigger_dependents = true;
+  TileEvent* trace = nullptr;      // per-tile timeline buffer of the stage's tile count (device memory)
 };
 
 class Chain {
@@ -258,6 +259,7 @@ class Chain {
     st.watchdog_ns = opt.watchdog_ns;
     st.async_proxy_reads = opt.async_proxy_reads;
     st.trigger_dependents = opt.trigger_dependents;
+    st.trace = opt.trace;
     status bad;
     fill_edges_<true>(st.out, o.refs, s.index, base, bad, std::index_sequence_for<OutPs...>{});
     if (!bad.ok()) return bad.with_context(sn);

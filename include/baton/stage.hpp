@@ -90,7 +90,28 @@ struct Assignment {
   Tile tile{};
   int position = 0;    // place in the stage's order
   uint32_t epoch = 0;  // chain iteration (mod 2^32)
+  uint64_t start_ns = 0;  // when the tile was taken (only with tracing on)
 };
+
+// One tile's life, for per-tile timelines (trace.hpp exports them as Perfetto/Chrome JSON).
+struct TileEvent {
+  uint64_t start_ns;  // tile() took the ticket (%globaltimer)
+  uint64_t end_ns;    // post() / done() published it
+  uint32_t stage;
+  uint32_t tile;      // Grid::linear of the tile
+  uint32_t sm;        // %smid (0 on the host)
+  uint32_t epoch;
+};
+
+BATON_HOST_DEVICE uint32_t sm_id() {
+#if BATON_DEVICE_PASS
+  uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+#else
+  return 0;
+#endif
+}
 
 // Where a wait happened, for the watchdog's error record.
 struct WaitSite {
@@ -169,6 +190,7 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
   uint64_t watchdog_ns = BATON_DEFAULT_WATCHDOG_NS;  // 0 disables the watchdog for this stage
   bool async_proxy_reads = false;  // inputs are read by TMA: fence.proxy.async after acquire
   bool trigger_dependents = true;  // PDL: let the next stage be scheduled once this CTA runs
+  TileEvent* trace = nullptr;      // optional: grid.size() events indexed by position (last epoch wins)
   detail::edge_list<OutEdge, OutPs...> out{};
   detail::edge_list<InEdge, InPs...> in{};
 
@@ -181,7 +203,15 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
     a.position = int(t % n);
     a.epoch = uint32_t(t / n);
     a.tile = order(grid, a.position);
+    if (trace) a.start_ns = device::global_timer_ns();
     return a;
+  }
+
+  // Records the tile's end in the trace (post_leader does it; last stages call done()).
+  BATON_HOST_DEVICE void record_end_leader(const Assignment& a) const {
+    if (trace)
+      trace[a.position] = TileEvent{a.start_ns, device::global_timer_ns(), stage_index, uint32_t(grid.linear(a.tile)),
+                                    sm_id(), a.epoch};
   }
 
   // Waits of input I for k-block k of the assigned tile.
@@ -219,6 +249,7 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
                   "baton::Stage::post: this stage has no outputs<...>; it is the last stage of its "
                   "chain and has nothing to publish");
     post_all_(a, std::make_integer_sequence<int, num_outputs>{});
+    record_end_leader(a);
   }
 
   // ---- CTA-cooperative API (every thread of the CTA calls these) -----------------------------
@@ -240,6 +271,17 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
   BATON_HOST_DEVICE bool wait(const Assignment& a) const { return cta_bool_([&] { return wait_leader(a); }); }
   BATON_HOST_DEVICE bool wait(const Assignment& a, int k) const {
     return cta_bool_([&] { return wait_leader(a, k); });
+  }
+
+  // For stages without outputs: marks the tile finished (only the trace cares).
+  BATON_HOST_DEVICE void done(const Assignment& a) const {
+#if BATON_DEVICE_PASS
+    if (!trace) return;
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) record_end_leader(a);
+#else
+    record_end_leader(a);
+#endif
   }
 
   BATON_HOST_DEVICE void post(const Assignment& a) const {

@@ -227,3 +227,48 @@ TEST(Chain, ErrorStatusNamesEverything) {
 }
 
 }  // namespace
+
+#include "baton/trace.hpp"
+
+namespace {
+TEST(Trace, StagesRecordTilesAndExportChromeJson) {
+  Grid g{2, 2, 1};
+  Chain c;
+  auto a = c.add_stage("producer", g, RowMajor{});
+  auto b = c.add_stage("consumer", g, RowMajor{});
+  auto e = c.add_edge(a, b, TP{g, {}}, deps::one_to_one(g));
+  ASSERT_TRUE(c.validate().ok());
+  std::vector<unsigned char> ws;
+  ASSERT_TRUE(c.workspace_image(0, ws).ok());
+  std::vector<std::vector<TileEvent>> ev(2, std::vector<TileEvent>(4, TileEvent{}));
+  BindOptions oa, ob;
+  oa.trace = ev[0].data();
+  ob.trace = ev[1].data();
+  auto sa = c.bind(a, ws.data(), ws.size(), outs(e), ins(), oa);
+  auto sb = c.bind(b, ws.data(), ws.size(), outs(), ins(e), ob);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  for (int i = 0; i < 4; ++i) {
+    Assignment t = sa.value().tile();
+    sa.value().post(t);
+  }
+  for (int i = 0; i < 4; ++i) {
+    Assignment t = sb.value().tile();
+    ASSERT_TRUE(sb.value().wait(t));
+    sb.value().done(t);
+  }
+  for (int s = 0; s < 2; ++s)
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_GT(ev[size_t(s)][size_t(i)].start_ns, 0u);
+      EXPECT_GE(ev[size_t(s)][size_t(i)].end_ns, ev[size_t(s)][size_t(i)].start_ns);
+      EXPECT_EQ(ev[size_t(s)][size_t(i)].stage, uint32_t(s));
+      EXPECT_EQ(ev[size_t(s)][size_t(i)].tile, uint32_t(i));  // RowMajor: position == linear tile
+    }
+  const std::string j = chrome_trace_json(c, ev);
+  EXPECT_NE(j.find("\"traceEvents\":["), std::string::npos);
+  EXPECT_NE(j.find("\"name\":\"consumer\""), std::string::npos);
+  EXPECT_NE(j.find("\"tile\":\"(1,1,0)\""), std::string::npos);
+  size_t slices = 0;
+  for (size_t p = j.find("\"ph\":\"X\""); p != std::string::npos; p = j.find("\"ph\":\"X\"", p + 1)) ++slices;
+  EXPECT_EQ(slices, 8u);
+}
+}  // namespace

@@ -25,8 +25,10 @@
 //   chain.validate(); initialize_workspace(chain, ws, bytes, stream);
 //   auto st1 = chain.bind(s1, ws, bytes, baton::outs(e), baton::ins());
 //   auto st2 = chain.bind(s2, ws, bytes, baton::outs(), baton::ins(e));
-//   auto l1 = baton::sm90::Gemm<Cfg, stage_t1>::make_launch(st1.value(), {M, N1, K1, x, w1, y});
-//   auto l2 = baton::sm90::Gemm<Cfg, stage_t2>::make_launch(st2.value(), {M, N2, N1, y, w2, z});
+//   using G1 = baton::sm90::Gemm<Cfg, std::remove_cvref_t<decltype(st1.value())>>;  // one kernel each
+//   using G2 = baton::sm90::Gemm<Cfg, std::remove_cvref_t<decltype(st2.value())>>;
+//   auto l1 = G1::make_launch(st1.value(), {M, N1, K1, x, w1, y});   // once, not per launch
+//   auto l2 = G2::make_launch(st2.value(), {M, N2, N1, y, w2, z});
 //   baton::launch_chain(chain, stream, {l1.value(), l2.value()});   // PDL, one stream
 //
 // Requirements (checked by Gemm::to_params): k and n multiples of 8 (16-byte TMA strides), 16-byte

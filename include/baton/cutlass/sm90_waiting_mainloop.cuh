@@ -10,9 +10,11 @@
 // Order of operations in the elected producer thread, per k-block k:
 //   1. B (weights, not produced by the chain) is issued first. While A(k) is not ready, B runs
 //      ahead into every pipeline slot that is already free, up to a whole pipeline.
-//   2. Wait for A(k): ld.acquire.gpu on the semaphores of the policy (baton::Stage::wait_leader,
-//      with its watchdog), then fence.proxy.async.global: the TMA (async proxy) read of A must
-//      see what the acquire made visible to this thread (generic proxy).
+//   2. Wait for A(k): ld.acquire.gpu on the semaphores of the policy (a non-blocking check first,
+//      then baton::Stage::wait_leader with its watchdog), then fence.proxy.async.global: the TMA
+//      (async proxy) read of A must see what the acquire made visible to this thread (generic
+//      proxy). Waits already seen satisfied in this tile are not reloaded, and a k-block with no
+//      new acquire needs no new fence (the earlier one precedes every later TMA of this thread).
 //   3. TMA-load A(k) into the same slot; its mbarrier was armed for A+B bytes when the slot was
 //      acquired, so the MMA warps see the slot full only when both have landed.
 //
@@ -42,44 +44,62 @@ namespace baton::sm90 {
 // A stage with no inputs: every k-block is ready, nothing to fence.
 struct NoInputWaits {
   static constexpr bool enabled = false;
-  CUTLASS_DEVICE bool ready(int) const { return true; }
+  CUTLASS_DEVICE bool ready(int) { return true; }
   CUTLASS_DEVICE void wait(int) {}
-  CUTLASS_DEVICE void fence_for_tma_reads() const {}
+  CUTLASS_DEVICE void fence_for_tma_reads() {}
 };
 
 // The inputs of a baton Stage, for the tile `assignment` took. One thread uses it (the elected
-// lane of the producer warp).
+// lane of the producer warp), so it may keep state.
 template <class StageT>
 struct StageInputWaits {
   static constexpr bool enabled = StageT::num_inputs > 0;
+  static constexpr int num_inputs = StageT::num_inputs;
   const StageT* stage = nullptr;
   Assignment assignment{};
-  bool failed = false;  // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
+  bool failed = false;         // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
+  bool fence_pending = false;  // an acquire happened since the last proxy fence
+  // Per input, the last semaphore seen satisfied (index + 1, 0: none) and its target. A
+  // satisfied wait stays satisfied, and consecutive k-blocks usually wait on the same producer
+  // tile (two 64-wide k-blocks per 128-wide tile): this halves the acquire round trips on the
+  // TMA issue path.
+  int cached_sem[num_inputs > 0 ? num_inputs : 1] = {};
+  uint32_t cached_target[num_inputs > 0 ? num_inputs : 1] = {};
 
   // Non-blocking: are all of k-block k's waits already satisfied? (acquire loads, no spinning)
-  CUTLASS_DEVICE bool ready(int k) const {
+  CUTLASS_DEVICE bool ready(int k) {
     if (failed) return true;
-    return ready_(k, std::make_integer_sequence<int, StageT::num_inputs>{});
+    return ready_(k, std::make_integer_sequence<int, num_inputs>{});
   }
   // Blocking: spin (with backoff and the stage's watchdog) until k-block k may be read.
   CUTLASS_DEVICE void wait(int k) {
     if (!failed && !stage->wait_leader(assignment, k)) failed = true;
+    fence_pending = true;
   }
-  // After the acquire, before the TMA (async proxy) reads what it published.
-  CUTLASS_DEVICE void fence_for_tma_reads() const { device::fence_proxy_async_global(); }
+  // After the acquires, before the TMA (async proxy) reads what they published. One fence
+  // covers every later TMA read of this thread, so k-blocks with no new acquire skip it.
+  CUTLASS_DEVICE void fence_for_tma_reads() {
+    if (fence_pending) device::fence_proxy_async_global();
+    fence_pending = false;
+  }
 
  private:
   template <int... I>
-  CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) const {
+  CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) {
     return (input_ready_<I>(k) && ...);
   }
   template <int I>
-  CUTLASS_DEVICE bool input_ready_(int k) const {
+  CUTLASS_DEVICE bool input_ready_(int k) {
     const auto& e = baton::detail::get<I>(stage->in);
     const Assignment& a = assignment;
     return e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
       const uint32_t target = a.epoch * w.per_epoch + w.count;
-      return int32_t(device::load_acquire_gpu(e.sems + w.sem) - target) >= 0;  // same compare as wait_geq
+      if (cached_sem[I] == w.sem + 1 && cached_target[I] == target) return true;
+      if (int32_t(device::load_acquire_gpu(e.sems + w.sem) - target) < 0) return false;  // same compare as wait_geq
+      cached_sem[I] = w.sem + 1;
+      cached_target[I] = target;
+      fence_pending = true;
+      return true;
     });
   }
 };

@@ -1,0 +1,24 @@
+// Types shared by the sm90 GEMM device tests. The two kernel instantiations live in their own
+// translation units (gemm_producer.cu, gemm_consumer.cu) so that they compile in parallel; the
+// test file only sees these declarations.
+#pragma once
+
+#include "baton/baton.cuh"
+#include "baton/cutlass/sm90_gemm.cuh"
+
+namespace bt::gemm {
+
+using Config = baton::sm90::GemmConfig<>;  // 128x128x64, cooperative, 1x1x1 cluster, bf16 -> fp32 -> bf16
+using Args = baton::sm90::GemmArguments<Config>;
+using bf16 = ::cutlass::bfloat16_t;
+
+// Per-k-block waits: consumer k-block k waits only for the producer tiles holding A's columns
+// [64k, 64k + 64) of its 128 rows.
+using Edge = baton::KBlockPolicy<baton::footprint::GemmA>;
+using ProducerStage = baton::Stage<baton::RowMajor, baton::outputs<Edge>, baton::inputs<>>;  // posts per tile
+using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<Edge>>;  // waits per k-block
+
+[[nodiscard]] baton::result<baton::StageLaunch> producer_launch(const ProducerStage& stage, const Args& args);
+[[nodiscard]] baton::result<baton::StageLaunch> consumer_launch(const ConsumerStage& stage, const Args& args);
+
+}  // namespace bt::gemm

@@ -1,0 +1,481 @@
+// Device tests (label gpu) of the sm90 CUTLASS GEMM with baton hooks (include/baton/cutlass/):
+//   * one GEMM against a CPU reference (ragged m, n, k), every tile posted once per launch;
+//   * a 2-GEMM chain Y = X W1^T -> Z = Y W2^T with per-k-block waits, launched with PDL on one
+//     stream, 100 iterations with poisoned outputs, fresh inputs in the first and the last;
+//   * the same chain with random producer-tile delays; serial vs PDL; the watchdog draining a
+//     consumer whose producer never runs; unsupported shapes rejected before launch.
+// Between the fresh iterations the producer's alpha changes (powers of two), so every iteration
+// has a different Y and Z that are exact multiples of a verified result: a consumer reading a
+// stale or unwritten (NaN-poisoned) tile of Y shows up as a bitwise mismatch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../device_test_util.cuh"
+#include "gemm_test_types.cuh"
+
+using namespace baton;
+using bt::gemm::Args;
+using bt::gemm::bf16;
+using bt::gemm::Config;
+using bt::gemm::Edge;
+
+namespace {
+
+// ---- host reference and comparisons ----------------------------------------------------------
+
+std::vector<bf16> random_bf16(size_t n, uint64_t seed, float scale) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<bf16> v(n);
+  for (auto& x : v) x = bf16(u(rng) * scale);
+  return v;
+}
+
+// out[i][j] = alpha * sum_k a[i][k] * b[j][k] (a [m, k], b [n, k]), accumulated in double.
+std::vector<float> reference_gemm(const std::vector<bf16>& a, const std::vector<bf16>& b, int m, int n, int k,
+                                  float alpha) {
+  std::vector<float> af(a.size()), bf(b.size());
+  for (size_t i = 0; i < a.size(); ++i) af[i] = float(a[i]);
+  for (size_t i = 0; i < b.size(); ++i) bf[i] = float(b[i]);
+  std::vector<float> out(size_t(m) * n);
+  const size_t total = out.size();
+  const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < nt; ++t)
+    pool.emplace_back([&, t] {
+      for (size_t idx = t; idx < total; idx += nt) {
+        const float* ar = &af[(idx / n) * size_t(k)];
+        const float* br = &bf[(idx % n) * size_t(k)];
+        double acc = 0;
+        for (int kk = 0; kk < k; ++kk) acc += double(ar[kk]) * double(br[kk]);
+        out[idx] = float(double(alpha) * acc);
+      }
+    });
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+std::vector<bf16> to_bf16(const std::vector<float>& v) {
+  std::vector<bf16> o(v.size());
+  for (size_t i = 0; i < v.size(); ++i) o[i] = bf16(v[i]);
+  return o;
+}
+
+struct Error {
+  double rel_frobenius = 0;  // ||got - ref||_F / ||ref||_F
+  size_t nonfinite = 0;      // NaN/Inf in `got` (the poison is NaN)
+};
+Error compare(const std::vector<bf16>& got, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  Error e;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = double(float(got[i]));
+    if (!std::isfinite(g)) {
+      ++e.nonfinite;
+      continue;
+    }
+    num += (g - ref[i]) * (g - ref[i]);
+    den += double(ref[i]) * ref[i];
+  }
+  e.rel_frobenius = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return e;
+}
+
+uint16_t bits(bf16 v) {
+  uint16_t b;
+  std::memcpy(&b, &v, 2);
+  return b;
+}
+
+// Elements of `got` that are not exactly s * base (s a power of two: the scaling is exact).
+size_t scaled_mismatches(const std::vector<bf16>& got, const std::vector<bf16>& base, float s) {
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += bits(got[i]) != bits(bf16(float(base[i]) * s));
+  return bad;
+}
+
+// ---- fixture ------------------------------------------------------------------------------------
+
+class Sm90Gemm : public bt::DeviceTest {
+ protected:
+  template <class T>
+  void upload(T* dst, const std::vector<T>& src) {
+    ASSERT_EQ(cudaSuccess, cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  }
+  void poison(bf16* p, size_t n) {  // 0xFFFF is a bf16 NaN
+    ASSERT_EQ(cudaSuccess, cudaMemsetAsync(p, 0xFF, n * sizeof(bf16), stream));
+  }
+  // One stage launched on its own (no PDL), outside launch_chain.
+  status launch_alone(const StageLaunch& l) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = l.grid;
+    cfg.blockDim = l.block;
+    cfg.dynamicSmemBytes = l.smem;
+    cfg.stream = stream;
+    return cuda_status(l.launch(cfg), "launching one stage");
+  }
+  void* workspace(Chain& chain, bt::dev_ptr<unsigned char>& holder) {
+    holder = bt::dev_alloc<unsigned char>(chain.workspace_bytes());
+    EXPECT_TRUE(initialize_workspace(chain, holder.get(), chain.workspace_bytes(), stream, 0).ok());
+    return holder.get();
+  }
+};
+
+// Bounds every wait in these tests: a sync bug reports through the error record instead of hanging.
+const BindOptions kBind{5'000'000'000ull};
+
+// ---- (a) one GEMM ------------------------------------------------------------------------------
+
+struct GemmShape {
+  const char* name;
+  int m, n, k;
+};
+
+class Sm90SingleGemm : public Sm90Gemm, public ::testing::WithParamInterface<GemmShape> {};
+
+TEST_P(Sm90SingleGemm, MatchesReferenceAndPostsEveryTile) {
+  const GemmShape s = GetParam();
+  const Grid g = sm90::tile_grid<Config>(s.m, s.n);
+  // A chain whose second stage is never launched: the GEMM is bound as a producer, so every tile
+  // also posts, and the semaphores count the posts.
+  const Grid reader = sm90::tile_grid<Config>(s.m, 128);
+  const footprint::GemmA fp = sm90::gemm_a_footprint<Config>(s.m, s.n);
+  Chain chain;
+  auto a = chain.add_stage("gemm", g, RowMajor{});
+  auto r = chain.add_stage("reader", reader, RowMajor{});
+  auto e = chain.add_edge(a, r, Edge{g, fp}, deps::gemm_a(fp, reader));
+  BT_ASSERT_OK(chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(chain, wsh);
+  auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(e), ins(), kBind);
+  ASSERT_TRUE(st.ok()) << st.error().to_string();
+
+  const auto x = random_bf16(size_t(s.m) * s.k, 1, 1.f);
+  const auto w = random_bf16(size_t(s.n) * s.k, 2, 1.f / std::sqrt(float(s.k)));
+  auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w.size()), dd = bt::dev_alloc<bf16>(size_t(s.m) * s.n);
+  upload(dx.get(), x);
+  upload(dw.get(), w);
+  const auto ref = reference_gemm(x, w, s.m, s.n, s.k, 1.f);
+
+  std::vector<bf16> first;
+  const float alphas[2] = {1.f, -2.f};
+  for (int launch = 0; launch < 2; ++launch) {  // epochs 0 and 1
+    poison(dd.get(), size_t(s.m) * s.n);
+    Args args{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
+    args.fusion.alpha = alphas[launch];
+    auto l = bt::gemm::producer_launch(st.value(), args);
+    ASSERT_TRUE(l.ok()) << l.error().to_string();
+    BT_ASSERT_OK(launch_alone(l.value()));
+    auto got = download(dd.get(), size_t(s.m) * s.n);
+    BT_CUDA(cudaGetLastError());
+    if (launch == 0) {
+      const Error err = compare(got, ref);
+      EXPECT_EQ(err.nonfinite, 0u) << "tiles left unwritten (NaN poison)";
+      EXPECT_LT(err.rel_frobenius, 1e-2) << s.name;
+      std::printf("[ gemm ] %s m=%d n=%d k=%d: rel Frobenius error %.2e\n", s.name, s.m, s.n, s.k, err.rel_frobenius);
+      first = got;
+    } else {
+      EXPECT_EQ(scaled_mismatches(got, first, alphas[1]), 0u) << "alpha=-2 is not exactly -2x the alpha=1 result";
+    }
+  }
+  BT_ASSERT_OK(check_errors(chain, ws, stream));
+  // Every tile posted exactly once per launch; every CTA took exactly one ticket.
+  std::vector<uint32_t> sems(size_t(g.size()));
+  BT_CUDA(cudaMemcpy(sems.data(), static_cast<unsigned char*>(ws) + chain.semaphore_offset(e.index), sems.size() * 4,
+                     cudaMemcpyDeviceToHost));
+  size_t wrong = 0;
+  for (uint32_t v : sems) wrong += v != 2u;
+  EXPECT_EQ(wrong, 0u) << "semaphores that did not receive exactly one post per launch";
+  uint64_t ticket = 0;
+  BT_CUDA(cudaMemcpy(&ticket, static_cast<unsigned char*>(ws) + chain.ticket_offset(a.index), 8, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(ticket, uint64_t(2 * g.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Sm90SingleGemm,
+                         ::testing::Values(GemmShape{"m1", 1, 256, 512}, GemmShape{"m17_ragged_nk", 17, 136, 520},
+                                           GemmShape{"m200_one_kblock", 200, 384, 64},
+                                           GemmShape{"m1000_ragged", 1000, 392, 136},
+                                           GemmShape{"m384_k2048", 384, 1024, 2048}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- (b) two chained GEMMs ---------------------------------------------------------------------
+
+struct ChainShape {
+  const char* name;
+  int m, n1, k1, n2;  // Y[m, n1] = X[m, k1] W1[n1, k1]^T;  Z[m, n2] = Y W2[n2, n1]^T
+};
+
+struct TwoGemms {
+  ChainShape s;
+  Grid g1, g2;
+  footprint::GemmA fp;
+  Chain chain;
+  StageRef<RowMajor> a, b;
+  EdgeRef<Edge> e;
+  explicit TwoGemms(ChainShape shape) : s(shape) {
+    g1 = sm90::tile_grid<Config>(s.m, s.n1);
+    g2 = sm90::tile_grid<Config>(s.m, s.n2);
+    fp = sm90::gemm_a_footprint<Config>(s.m, s.n1);
+    a = chain.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
+    b = chain.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
+    e = chain.add_edge(a, b, Edge{g1, fp}, deps::gemm_a(fp, g2));
+  }
+};
+
+struct ChainRun {
+  int iterations = 100;
+  uint32_t producer_delay_ns = 0;
+  schedule sched = schedule::pdl;
+};
+
+class Sm90GemmChains : public Sm90Gemm {
+ protected:
+  // Runs `run.iterations` chain iterations; returns Z of the last one.
+  std::vector<bf16> run_chain(const ChainShape& shape, const ChainRun& run) {
+    TwoGemms t(shape);
+    const ChainShape& s = t.s;
+    std::vector<bf16> z_last;
+    status v = t.chain.validate();
+    EXPECT_TRUE(v.ok()) << v.to_string();
+    if (!v.ok()) return z_last;
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(t.chain, wsh);
+    const size_t wb = t.chain.workspace_bytes();
+    auto sa = t.chain.bind(t.a, ws, wb, outs(t.e), ins(), kBind);
+    auto sb = t.chain.bind(t.b, ws, wb, outs(), ins(t.e), kBind);
+    EXPECT_TRUE(sa.ok() && sb.ok()) << sa.error().to_string() << sb.error().to_string();
+    if (!sa.ok() || !sb.ok()) return z_last;
+
+    const size_t nx = size_t(s.m) * s.k1, ny = size_t(s.m) * s.n1, nz = size_t(s.m) * s.n2;
+    auto dx = bt::dev_alloc<bf16>(nx), dw1 = bt::dev_alloc<bf16>(size_t(s.n1) * s.k1), dy = bt::dev_alloc<bf16>(ny);
+    auto dw2 = bt::dev_alloc<bf16>(size_t(s.n2) * s.n1), dz = bt::dev_alloc<bf16>(nz);
+    const auto w1 = random_bf16(size_t(s.n1) * s.k1, 11, 1.f / std::sqrt(float(s.k1)));
+    const auto w2 = random_bf16(size_t(s.n2) * s.n1, 12, 1.f / std::sqrt(float(s.n1)));
+    upload(dw1.get(), w1);
+    upload(dw2.get(), w2);
+
+    // alpha of the producer between fresh iterations: powers of two, never the previous value.
+    const float scales[8] = {2.f, -1.f, 0.5f, -4.f, 0.25f, -0.5f, 4.f, -2.f};
+    std::vector<bf16> y0, z0;
+    size_t bad_iterations = 0;
+    for (int it = 0; it < run.iterations; ++it) {
+      const bool fresh = it == 0 || it == run.iterations - 1;
+      std::vector<bf16> x;
+      if (fresh) {
+        x = random_bf16(nx, 100 + uint64_t(it), 1.f);
+        upload(dx.get(), x);
+      }
+      const float alpha = fresh ? 1.f : scales[it % 8];
+      poison(dy.get(), ny);
+      poison(dz.get(), nz);
+      Args a1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()};
+      a1.fusion.alpha = alpha;
+      a1.debug_max_tile_delay_ns = run.producer_delay_ns;
+      const Args a2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
+      auto l1 = bt::gemm::producer_launch(sa.value(), a1);
+      auto l2 = bt::gemm::consumer_launch(sb.value(), a2);
+      EXPECT_TRUE(l1.ok() && l2.ok()) << l1.error().to_string() << l2.error().to_string();
+      if (!l1.ok() || !l2.ok()) return z_last;
+      status ls = launch_chain(t.chain, stream, {l1.value(), l2.value()}, run.sched);
+      EXPECT_TRUE(ls.ok()) << ls.to_string();
+      if (!ls.ok()) return z_last;
+      auto y = download(dy.get(), ny);
+      auto z = download(dz.get(), nz);
+      EXPECT_EQ(cudaSuccess, cudaGetLastError());
+      if (fresh) {
+        const auto y_ref = reference_gemm(x, w1, s.m, s.n1, s.k1, 1.f);
+        const auto z_ref = reference_gemm(to_bf16(y_ref), w2, s.m, s.n2, s.n1, 1.f);
+        const Error ey = compare(y, y_ref), ez = compare(z, z_ref);
+        EXPECT_EQ(ey.nonfinite, 0u) << s.name << " iteration " << it << ": Y tiles left unwritten";
+        EXPECT_EQ(ez.nonfinite, 0u) << s.name << " iteration " << it << ": Z has NaN (read an unwritten Y tile?)";
+        EXPECT_LT(ey.rel_frobenius, 1e-2) << s.name << " iteration " << it << " (Y)";
+        EXPECT_LT(ez.rel_frobenius, 1e-2) << s.name << " iteration " << it << " (Z)";
+        std::printf("[ chain ] %s iteration %d: rel Frobenius error Y %.2e, Z %.2e\n", s.name, it, ey.rel_frobenius,
+                    ez.rel_frobenius);
+        y0 = y;
+        z0 = z;
+      } else {
+        const size_t by = scaled_mismatches(y, y0, alpha), bz = scaled_mismatches(z, z0, alpha);
+        if (by != 0 || bz != 0) {
+          if (bad_iterations < 5)
+            ADD_FAILURE() << s.name << " iteration " << it << " (alpha " << alpha << "): " << by << " Y and " << bz
+                          << " Z elements differ from alpha x the verified result (rel Frobenius "
+                          << compare(z, [&] {
+                               std::vector<float> r(z0.size());
+                               for (size_t i = 0; i < r.size(); ++i) r[i] = float(z0[i]) * alpha;
+                               return r;
+                             }()).rel_frobenius
+                          << "): a consumer read a stale or unwritten tile";
+          ++bad_iterations;
+        }
+      }
+      z_last = std::move(z);
+    }
+    EXPECT_EQ(bad_iterations, 0u) << s.name << ": iterations with wrong results";
+    status es = check_errors(t.chain, ws, stream);
+    EXPECT_TRUE(es.ok()) << es.to_string();
+    uint64_t tickets[2] = {0, 0};
+    EXPECT_EQ(cudaSuccess, cudaMemcpy(&tickets[0], static_cast<unsigned char*>(ws) + t.chain.ticket_offset(0), 8,
+                                      cudaMemcpyDeviceToHost));
+    EXPECT_EQ(cudaSuccess, cudaMemcpy(&tickets[1], static_cast<unsigned char*>(ws) + t.chain.ticket_offset(1), 8,
+                                      cudaMemcpyDeviceToHost));
+    EXPECT_EQ(tickets[0], uint64_t(run.iterations) * uint64_t(t.g1.size()));
+    EXPECT_EQ(tickets[1], uint64_t(run.iterations) * uint64_t(t.g2.size()));
+    return z_last;
+  }
+};
+
+// wide: 128 producer tiles (one wave), 32 k-blocks per consumer tile; ragged: every extent ragged
+// (k-blocks straddle producer tiles, partial last tiles); decode: m = 1; two_waves: 256 producer
+// tiles on 132 SMs, so consumers start while the second producer wave still runs.
+const ChainShape kWide{"wide", 1024, 2048, 256, 512};
+const ChainShape kRagged{"ragged", 200, 392, 136, 264};
+const ChainShape kDecode{"decode_m1", 1, 1024, 512, 256};
+const ChainShape kTwoWaves{"two_waves", 2048, 2048, 128, 256};
+
+class Sm90GemmChain : public Sm90GemmChains, public ::testing::WithParamInterface<ChainShape> {};
+
+TEST_P(Sm90GemmChain, KBlockWaits100Iterations) {
+  (void)run_chain(GetParam(), ChainRun{bt::scaled(100), 0, schedule::pdl});
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Sm90GemmChain, ::testing::Values(kWide, kRagged, kDecode, kTwoWaves),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- (c) stress: random producer delays ----------------------------------------------------------
+
+// Each producer tile starts its loads 0..20 us late (pseudo-random per tile and epoch), so the
+// order in which Y's tiles land changes every iteration while consumers are already running.
+TEST_F(Sm90GemmChains, RandomProducerDelays) {
+  (void)run_chain(kTwoWaves, ChainRun{bt::scaled(200), 20000, schedule::pdl});
+  (void)run_chain(kRagged, ChainRun{bt::scaled(200), 20000, schedule::pdl});
+}
+
+// The serial schedule (no overlap) gives bit-identical results; prints both times for reference.
+TEST_F(Sm90GemmChains, SerialScheduleMatchesPdl) {
+  const auto pdl = run_chain(kWide, ChainRun{2, 0, schedule::pdl});
+  const auto serial = run_chain(kWide, ChainRun{2, 0, schedule::serial});
+  ASSERT_EQ(pdl.size(), serial.size());
+  EXPECT_EQ(scaled_mismatches(pdl, serial, 1.f), 0u);
+
+  // Timing (informational): one chain launch, median-free mean over 50 launches each.
+  TwoGemms t(kTwoWaves);
+  BT_ASSERT_OK(t.chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(t.chain, wsh);
+  auto sa = t.chain.bind(t.a, ws, t.chain.workspace_bytes(), outs(t.e), ins(), kBind);
+  auto sb = t.chain.bind(t.b, ws, t.chain.workspace_bytes(), outs(), ins(t.e), kBind);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  const ChainShape& s = t.s;
+  auto dx = bt::dev_alloc<bf16>(size_t(s.m) * s.k1), dw1 = bt::dev_alloc<bf16>(size_t(s.n1) * s.k1);
+  auto dy = bt::dev_alloc<bf16>(size_t(s.m) * s.n1), dw2 = bt::dev_alloc<bf16>(size_t(s.n2) * s.n1);
+  auto dz = bt::dev_alloc<bf16>(size_t(s.m) * s.n2);
+  BT_CUDA(cudaMemsetAsync(dx.get(), 0, size_t(s.m) * s.k1 * 2, stream));
+  BT_CUDA(cudaMemsetAsync(dw1.get(), 0, size_t(s.n1) * s.k1 * 2, stream));
+  BT_CUDA(cudaMemsetAsync(dw2.get(), 0, size_t(s.n2) * s.n1 * 2, stream));
+  auto l1 = bt::gemm::producer_launch(sa.value(), Args{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()});
+  auto l2 = bt::gemm::consumer_launch(sb.value(), Args{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()});
+  ASSERT_TRUE(l1.ok() && l2.ok());
+  cudaEvent_t e0, e1;
+  BT_CUDA(cudaEventCreate(&e0));
+  BT_CUDA(cudaEventCreate(&e1));
+  for (schedule sc : {schedule::serial, schedule::pdl, schedule::serial, schedule::pdl}) {
+    for (int i = 0; i < 5; ++i) BT_ASSERT_OK(launch_chain(t.chain, stream, {l1.value(), l2.value()}, sc));  // warm-up
+    BT_CUDA(cudaEventRecord(e0, stream));
+    for (int i = 0; i < 50; ++i) BT_ASSERT_OK(launch_chain(t.chain, stream, {l1.value(), l2.value()}, sc));
+    BT_CUDA(cudaEventRecord(e1, stream));
+    BT_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BT_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    std::printf("[ timing ] %s %s: %.1f us per chain\n", s.name, sc == schedule::pdl ? "pdl   " : "serial", ms * 1000.f / 50);
+  }
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  BT_ASSERT_OK(check_errors(t.chain, ws, stream));
+}
+
+// ---- failure paths ------------------------------------------------------------------------------
+
+// A consumer launched without its producer: the first wait's watchdog fires, every other wait
+// bails out, the kernel drains its pipeline (loads without waiting) and exits; nothing hangs.
+TEST_F(Sm90GemmChains, WatchdogDrainsConsumerWithoutProducer) {
+  TwoGemms t(kWide);
+  BT_ASSERT_OK(t.chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(t.chain, wsh);
+  auto sb = t.chain.bind(t.b, ws, t.chain.workspace_bytes(), outs(), ins(t.e), BindOptions{20'000'000ull});
+  ASSERT_TRUE(sb.ok());
+  const ChainShape& s = t.s;
+  auto dy = bt::dev_alloc<bf16>(size_t(s.m) * s.n1), dw2 = bt::dev_alloc<bf16>(size_t(s.n2) * s.n1);
+  auto dz = bt::dev_alloc<bf16>(size_t(s.m) * s.n2);
+  auto l2 = bt::gemm::consumer_launch(sb.value(), Args{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()});
+  ASSERT_TRUE(l2.ok()) << l2.error().to_string();
+  BT_ASSERT_OK(launch_alone(l2.value()));
+  status st = check_errors(t.chain, ws, stream);  // returns: the kernel exited
+  EXPECT_EQ(st.code(), errc::watchdog_timeout) << st.to_string();
+  EXPECT_NE(st.message().find("stage 1 'gemm2'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("k-block 0"), std::string::npos) << st.message();
+  BT_CUDA(cudaStreamSynchronize(stream));
+  BT_CUDA(cudaGetLastError());
+  std::printf("[ watchdog ] %s\n", st.to_string().c_str());
+}
+
+TEST_F(Sm90Gemm, RejectsUnsupportedShapes) {
+  TwoGemms t(ChainShape{"small", 256, 256, 256, 256});
+  BT_ASSERT_OK(t.chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(t.chain, wsh);
+  auto sa = t.chain.bind(t.a, ws, t.chain.workspace_bytes(), outs(t.e), ins());
+  auto sb = t.chain.bind(t.b, ws, t.chain.workspace_bytes(), outs(), ins(t.e));
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  auto buf = bt::dev_alloc<bf16>(1 << 20);
+  bf16* p = buf.get();
+  auto expect_error = [&](baton::result<StageLaunch> r, errc code, const char* text) {
+    ASSERT_FALSE(r.ok()) << "expected: " << text;
+    EXPECT_EQ(r.error().code(), code) << r.error().to_string();
+    EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
+  };
+  // k not a multiple of 8 (the TMA row stride of A and B would not be 16-byte aligned).
+  expect_error(bt::gemm::producer_launch(sa.value(), Args{256, 256, 100, p, p, p}), errc::not_supported, "multiples of 8");
+  // n not a multiple of 8.
+  expect_error(bt::gemm::producer_launch(sa.value(), Args{256, 252, 256, p, p, p}), errc::not_supported, "multiples of 8");
+  // A pointer that TMA cannot use.
+  expect_error(bt::gemm::producer_launch(sa.value(), Args{256, 256, 256, p + 1, p, p}), errc::not_supported, "16-byte aligned");
+  // Shapes that do not match the stage's grid.
+  expect_error(bt::gemm::producer_launch(sa.value(), Args{256, 512, 256, p, p, p}), errc::invalid_argument, "grid");
+  // Null pointers.
+  expect_error(bt::gemm::producer_launch(sa.value(), Args{256, 256, 256, nullptr, p, p}), errc::invalid_argument, "non-null");
+  // beta != 0 without a C source.
+  Args with_beta{256, 256, 256, p, p, p};
+  with_beta.fusion.beta = 1.f;
+  expect_error(bt::gemm::producer_launch(sa.value(), with_beta), errc::not_supported, "beta");
+  // The consumer's k differs from the footprint the policy was built for.
+  expect_error(bt::gemm::consumer_launch(sb.value(), Args{256, 256, 512, p, p, p}), errc::invalid_policy, "GemmA footprint");
+
+  // A policy whose k-blocks are not this GEMM's (32-wide instead of 64): rejected, since waits
+  // for k-block k would guard the wrong columns.
+  const Grid g1 = sm90::tile_grid<Config>(256, 256), g2 = g1;
+  footprint::GemmA narrow = sm90::gemm_a_footprint<Config>(256, 256);
+  narrow.cons_tile_k = 32;
+  Chain c2;
+  auto a2 = c2.add_stage("gemm1", g1, RowMajor{});
+  auto b2 = c2.add_stage("gemm2", g2, RowMajor{});
+  auto e2 = c2.add_edge(a2, b2, Edge{g1, narrow}, deps::gemm_a(narrow, g2));
+  BT_ASSERT_OK(c2.validate());
+  bt::dev_ptr<unsigned char> ws2h;
+  void* ws2 = workspace(c2, ws2h);
+  auto sb2 = c2.bind(b2, ws2, c2.workspace_bytes(), outs(), ins(e2));
+  ASSERT_TRUE(sb2.ok());
+  expect_error(bt::gemm::consumer_launch(sb2.value(), Args{256, 256, 256, p, p, p}), errc::invalid_policy, "k-blocks");
+}
+
+}  // namespace
