@@ -10,7 +10,9 @@
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
-//                      (baseline) vs co_await in poll and host-callback modes (inline executor).
+//                      (baseline) vs co_await in poll and host-callback modes (inline executor);
+//                      poll-spin: the reactor keeps busy-polling while waits are pending
+//                      (reactor_options::spin_iterations = 200000) instead of backing off to sleeps.
 //                      Rows with stat=median / stat=p99 in the shape carry that statistic in median_us.
 //   inflight           N tasks, each awaiting 20 tiny kernels in turn on 16 streams: median_us is
 //                      the wall time per completion; completions_per_s in an extra column.
@@ -342,9 +344,9 @@ int main(int argc, char** argv) {
       long long t = ns_now();
       base.push_back(double(t - flag_time()) / 1e3);
     }
-    auto coro = [&](completion_mode mode) {
+    auto coro = [&](completion_mode mode, reactor_options ro) {
       inline_executor inl;
-      reactor r;
+      reactor r(ro);
       event_pool evs;
       gpu_context ctx{r, inl, evs, mode};
       std::vector<double> lat;
@@ -362,8 +364,11 @@ int main(int argc, char** argv) {
       TRY(sync_wait(body()));
       return lat;
     };
-    auto poll = coro(completion_mode::poll);
-    auto cb = coro(completion_mode::host_callback);
+    auto poll = coro(completion_mode::poll, reactor_options{});
+    reactor_options spin;  // latency-tuned: keep busy-polling while work is pending (up to ~0.1 s)
+    spin.spin_iterations = 200000;
+    auto poll_spin = coro(completion_mode::poll, spin);
+    auto cb = coro(completion_mode::host_callback, reactor_options{});
     stop = true;
     monitor.join();
     auto pct = [](std::vector<double> v, double q) {
@@ -383,6 +388,7 @@ int main(int argc, char** argv) {
       };
       add("cudaEventSynchronize", base, true);
       add("baton-await-poll", poll, false);
+      add("baton-await-poll-spin", poll_spin, false);
       add("baton-await-callback", cb, false);
     }
     (void)cudaFreeHost(flag);
