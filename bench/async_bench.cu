@@ -451,31 +451,7 @@ int main(int argc, char** argv) {
     rows.push_back(row);
   }
 
-  // every row carries the same extra columns (CSV needs one header)
-  {
-    std::vector<std::string> keys;
-    for (auto& r : rows)
-      for (auto& [k, v] : r.extra)
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-    for (auto& r : rows) {
-      std::vector<std::pair<std::string, std::string>> e;
-      for (auto& k : keys) {
-        std::string v = "";
-        for (auto& [kk, vv] : r.extra)
-          if (kk == k) v = vv;
-        e.push_back({k, v});
-      }
-      r.extra = e;
-    }
-  }
-
-  bench::finalize(rows);
-  bench::print_table(rows, env);
-  bench::write_csv(a.out_dir + "/async.csv", rows, env);
-  bench::write_json(a.out_dir + "/async.json", rows, env);
-  bool ok = true;
-  for (auto& r : rows) ok = ok && r.correct;
-  std::printf("\nwrote %s/async.csv and .json%s\n", a.out_dir.c_str(), ok ? "" : "  (SOME ROWS INCORRECT)");
+  const bool ok = bench::publish(rows, env, a.out_dir, "async");
   (void)cudaFreeHost(hsrc);
   (void)cudaFreeHost(hdst);
   (void)cudaFree(dA);

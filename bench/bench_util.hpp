@@ -174,4 +174,36 @@ inline void print_table(const std::vector<Row>& rows, const Env& env) {
   }
 }
 
+// Gives every row the same extra columns, in first-seen order (a CSV has one header).
+inline void unify_extra_columns(std::vector<Row>& rows) {
+  std::vector<std::string> keys;
+  for (auto& r : rows)
+    for (auto& kv : r.extra)
+      if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+  for (auto& r : rows) {
+    std::vector<std::pair<std::string, std::string>> e;
+    for (auto& k : keys) {
+      std::string v;
+      for (auto& kv : r.extra)
+        if (kv.first == k) v = kv.second;
+      e.push_back({k, v});
+    }
+    r.extra = e;
+  }
+}
+
+// Fills best_baseline_us, prints the table, writes DIR/NAME.csv and DIR/NAME.json.
+// Returns true when every row was correct.
+inline bool publish(std::vector<Row>& rows, const Env& env, const std::string& dir, const std::string& name) {
+  unify_extra_columns(rows);
+  finalize(rows);
+  print_table(rows, env);
+  write_csv(dir + "/" + name + ".csv", rows, env);
+  write_json(dir + "/" + name + ".json", rows, env);
+  bool ok = true;
+  for (const auto& r : rows) ok = ok && r.correct;
+  std::printf("\nwrote %s/%s.csv and .json%s\n", dir.c_str(), name.c_str(), ok ? "" : "  (SOME ROWS INCORRECT)");
+  return ok;
+}
+
 }  // namespace baton::bench

@@ -310,12 +310,6 @@ int main(int argc, char** argv) {
   std::vector<bench::Row> rows;
   for (int T : args.tiles)
     if (!run_shape(args, T, stream, rows)) return 1;
-  bench::finalize(rows);
-  bench::print_table(rows, env);
-  bench::write_csv(args.out_dir + "/sync-cost.csv", rows, env);
-  bench::write_json(args.out_dir + "/sync-cost.json", rows, env);
-  bool ok = true;
-  for (auto& r : rows) ok = ok && r.correct;
-  std::printf("\nwrote %s/sync-cost.csv and .json%s\n", args.out_dir.c_str(), ok ? "" : "  (SOME ROWS INCORRECT)");
+  const bool ok = bench::publish(rows, env, args.out_dir, "sync-cost");
   return ok ? 0 : 1;
 }
