@@ -90,15 +90,16 @@ inline Stats stats(std::vector<double> v) {
   return s;
 }
 
-// Fills best_baseline_us per shape.
+// Fills best_baseline_us per (workload, shape).
 inline void finalize(std::vector<Row>& rows) {
   std::map<std::string, double> best;
+  auto key = [](const Row& r) { return r.workload + "|" + r.shape; };
   for (const auto& r : rows)
     if (r.baseline && r.correct) {
-      auto it = best.find(r.shape);
-      if (it == best.end() || r.median_us < it->second) best[r.shape] = r.median_us;
+      auto it = best.find(key(r));
+      if (it == best.end() || r.median_us < it->second) best[key(r)] = r.median_us;
     }
-  for (auto& r : rows) r.best_baseline_us = best.count(r.shape) ? best[r.shape] : 0;
+  for (auto& r : rows) r.best_baseline_us = best.count(key(r)) ? best[key(r)] : 0;
 }
 
 inline std::string fmt(double v) {
