@@ -40,6 +40,16 @@ if [ -f "$DEST/timeline-sync-cost.json" ] && python3 -c "import matplotlib" 2>/d
     "baton per-tile timeline: 4 copy stages x 528 tiles, per-tile policy, PDL (H200)" 2>&1 | tee -a "$log"
 fi
 
+if [ -x "$BIN/baton_bench_mlp" ]; then
+  step "MLP benchmark (GPT-3)"
+  timeout "${BATON_MLP_TIMEOUT:-300}" "$BIN/baton_bench_mlp" --out-dir "$DEST" --trace 512 2>&1 | tee -a "$log" || fail=1
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    for t in "$DEST"/timeline-mlp-*.json; do
+      [ -f "$t" ] && python3 "$BIN/plot_timeline.py" "$t" "${t%.json}.png" "$(basename "${t%.json}") (H200)" 2>&1 | tee -a "$log"
+    done
+  fi
+fi
+
 step "async benchmark"
 timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$DEST" 2>&1 | tee -a "$log" || fail=1
 

@@ -34,6 +34,11 @@
 // Requirements (checked by Gemm::to_params): k and n multiples of 8 (16-byte TMA strides), 16-byte
 // aligned pointers; any m. The stage's grid must be tile_grid<Config>(m, n); input policies must
 // walk A in k-blocks of Config::tile_k (gemm_a_footprint gives that).
+//
+// Gemm<Config, Stage, /*GridDependencyWait=*/true>: the kernel-granular PDL baseline (no baton
+// waits). The mainloop's load warp executes griddepcontrol.wait before its first TMA load, as
+// CUTLASS does with CUTLASS_ENABLE_GDC_FOR_SM90, so the GEMM may be PDL-launched behind the GEMM
+// that writes its A. Only for stages without inputs (a baton consumer waits on semaphores instead).
 #pragma once
 
 #if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
@@ -136,7 +141,8 @@ constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
 
 // ---- the kernel --------------------------------------------------------------------------------
 
-template <class Config, class StageT>
+// GridDependencyWait: griddepcontrol.wait in the load warp before the first load (PDL baseline).
+template <class Config, class StageT, bool GridDependencyWait = false>
 struct GemmKernel {
   using Mainloop = WaitingMainloop<typename Config::BaseMainloop>;
   using Epilogue = PostingEpilogue<typename Config::BaseEpilogue>;
@@ -150,6 +156,9 @@ struct GemmKernel {
 
   static_assert(std::is_void_v<typename Epilogue::ElementC>,
                 "baton::sm90::GemmKernel: the epilogue must not read a C source (it would need its own waits)");
+  static_assert(!GridDependencyWait || StageT::num_inputs == 0,
+                "baton::sm90::GemmKernel: GridDependencyWait is for stages without inputs (a baton consumer waits "
+                "on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole producer grid)");
 
   static constexpr uint32_t NumMmaThreads = uint32_t(cute::size(TiledMma{}));
   static constexpr uint32_t NumLoadWarpGroups = 1;
@@ -196,7 +205,8 @@ struct GemmKernel {
     StageT const& stage = params.stage;
 
     // PDL: the next stage's CTAs may be scheduled once every CTA of this grid runs. They wait on
-    // per-tile semaphores (never on griddepcontrol.wait), so they cannot starve this grid.
+    // per-tile semaphores (never on griddepcontrol.wait, except the GridDependencyWait baseline,
+    // which has no semaphores), so they cannot starve this grid.
     if (stage.trigger_dependents) device::launch_dependents();
 
     const int thread_idx = int(threadIdx.x);
@@ -263,6 +273,9 @@ struct GemmKernel {
       ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
         if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
+        // PDL baseline: A may be written by the previous grid; wait for it to complete (and its
+        // writes to be visible) before any load, as CUTLASS's mainloop producer warp does.
+        if constexpr (GridDependencyWait) device::grid_dependency_wait();
         if constexpr (StageT::num_inputs > 0) {
           StageInputWaits<StageT> waiter{&stage, assignment};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
@@ -324,10 +337,10 @@ concept has_gemm_a_footprint = requires(P const& p) {
 };
 }  // namespace detail
 
-template <class Config, class StageT>
+template <class Config, class StageT, bool GridDependencyWait = false>
 class Gemm {
  public:
-  using Kernel = GemmKernel<Config, StageT>;
+  using Kernel = GemmKernel<Config, StageT, GridDependencyWait>;
   using Params = typename Kernel::Params;
   using Arguments = GemmArguments<Config>;
   static constexpr size_t smem_bytes = size_t(Kernel::SharedStorageSize);

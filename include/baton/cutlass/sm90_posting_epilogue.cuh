@@ -42,7 +42,8 @@ struct PostingEpilogue : BaseEpilogue {
   using typename Base::StorePipelineState;
 
   // Called by every epilogue thread (thread_idx in [0, num_threads)) after store() of the tile.
-  // Stages without outputs only run the CUTLASS tail.
+  // Stages without outputs only run the CUTLASS tail, plus, when the stage is traced
+  // (BindOptions::trace), the full store wait and a barrier before thread 0 records the tile's end.
   template <class StageT>
   CUTLASS_DEVICE auto store_tail_and_post(LoadPipeline load_pipeline, LoadPipelineState load_pipe_consumer_state,
                                           StorePipeline store_pipeline, StorePipelineState store_pipe_producer_state,
@@ -56,6 +57,15 @@ struct PostingEpilogue : BaseEpilogue {
       // After a failed wait (watchdog) the tile holds garbage: do not publish it. Every wait of
       // the chain sees the error code and bails out, so nobody hangs on the missing post.
       if (thread_idx == 0 && !chain_failed_(stage)) stage.post_leader(assignment);
+    } else {
+      // Last stage: nothing to publish; the per-tile timeline still wants the tile's end, taken
+      // after its stores completed (post_leader records it for stages with outputs). The branch
+      // is uniform (a kernel parameter) and off unless traced.
+      if (stage.trace != nullptr) {
+        device::tma_store_wait_all();
+        ::cutlass::arch::NamedBarrier::sync(uint32_t(num_threads), ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+        if (thread_idx == 0) stage.record_end_leader(assignment);
+      }
     }
     return next;
   }

@@ -1,0 +1,905 @@
+// mlp: the GPT-3 style MLP, Y = GeLU(X W1^T), Z = Y W2^T, bf16 in/out, fp32 accumulation.
+//   X [M, H], W1 [F, H], W2 [H, F] (nn.Linear layout [N, K]), Y [M, F], Z [M, H].
+// Preset gpt3 (175B, 8-way tensor-parallel shard): H = 12288, F = 6144, M in {1, 2, 4, ..., 2048}.
+// See docs/mlp.md.
+//
+// Variants, all in the same run, GeLU fused into GEMM1 everywhere:
+//   cutlass-stream     baseline: the sm90 CUTLASS GEMMs of include/baton/cutlass (stages without
+//                      edges: same kernel code, no waits, no posts) back-to-back on one stream
+//   cutlass-graph      baseline: the same, captured in a CUDA graph
+//   cutlass-pdl-graph  baseline: the same, GEMM2 PDL-launched; its load warp executes
+//                      griddepcontrol.wait before its first load (Gemm<..., GridDependencyWait>);
+//                      GEMM1 triggers its dependents first thing. In a graph.
+//   cublaslt-graph     baseline: cuBLASLt, GEMM1 with CUBLASLT_EPILOGUE_GELU, GEMM2 plain, bf16 in/out,
+//                      fp32 compute, the heuristic's top algorithm, 32 MiB workspace. In a graph.
+//   baton-kblock       KBlockPolicy<GemmA>: GEMM2 waits per k-block of Y; launch_chain (PDL), graph
+//   baton-row          RowPolicy<GemmA>: GEMM2 waits once per row of Y tiles; same
+//   baton-auto         the policy a fixed rule picks before timing (row when GEMM1's tiles fit in one
+//                      wave of SMs, else kblock), timed as its own chain and graph
+// CUTLASS Stream-K is not measured (skipped: the baton GEMM kernel is non-persistent, and a
+// Stream-K build would be another instantiation set to compile).
+//
+// Method (BENCHMARKS.md): CUDA events, warm-up, median of --reps timed repetitions (each rep is
+// --iters-per-graph MLP iterations, in one graph or launched back to back, divided). Inputs are
+// random (X ~ U with std 1, W ~ U with std 1/sqrt(K): GeLU's input has std ~1). The weights
+// (2 x 151 MB for gpt3) exceed the 60 MB L2, so inputs are not rotated. Before timing and again
+// after it, Y and Z are poisoned (NaN) and one iteration runs (graph variants: a one-iteration
+// graph); Z must have no NaN anywhere and match a CPU fp64 reference (erf GeLU, Y rounded to bf16)
+// on sampled rows (one in every 128-row tile up to M = 128 x --check-rows): ||Z - ref||_F / ||ref||_F < 1e-2.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <cutlass/version.h>
+
+#include "baton/trace.hpp"
+#include "bench_util.hpp"
+#include "mlp_gemms.cuh"
+
+using namespace baton;
+using namespace baton_bench::mlp;
+
+namespace {
+
+const std::vector<int> kGpt3M = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048};
+constexpr int kGpt3Hidden = 12288, kGpt3Ffn = 6144;
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+constexpr uint64_t kWatchdogNs = 2'000'000'000ull;  // a sync bug reports instead of hanging
+const std::vector<std::string> kVariants = {"cutlass-stream", "cutlass-graph", "cutlass-pdl-graph", "cublaslt-graph",
+                                            "baton-kblock",   "baton-row",     "baton-auto"};
+
+struct Args {
+  std::vector<int> ms = kGpt3M;
+  int hidden = kGpt3Hidden, ffn = kGpt3Ffn;
+  int reps = 50;
+  int iters = 10;  // MLP iterations per timed repetition (per graph)
+  int warmup = 3;  // untimed repetitions first
+  int check_rows = 16;
+  int trace_m = 0;
+  int timeout_s = 300;
+  std::vector<std::string> variants = kVariants;
+  std::string out_dir = ".";
+};
+
+void usage() {
+  std::printf(
+      "usage: baton_bench_mlp [--preset gpt3] [--m M1,M2,...] [--hidden H] [--ffn F] [--reps R]\n"
+      "                       [--iters-per-graph I] [--warmup W] [--check-rows N] [--variants V1,V2,...]\n"
+      "                       [--trace M] [--timeout-s S] [--out-dir DIR]\n"
+      "GPT-3 style MLP Y = GeLU(X W1^T), Z = Y W2^T (bf16, fp32 accumulation; X [M,H], W1 [F,H], W2 [H,F]):\n"
+      "CUTLASS sm90 GEMMs on a stream / in a graph / with PDL, cuBLASLt (GELU epilogue) in a graph, and baton\n"
+      "(KBlockPolicy, RowPolicy, and a rule-picked 'auto') chains with PDL in a graph. Every variant's Z is\n"
+      "checked (NaN-poisoned outputs, CPU fp64 reference on sampled rows) before and after timing.\n"
+      "Writes DIR/mlp-gpt3.csv and .json (DIR/mlp-custom.* when H or F differ from the preset).\n"
+      "  --preset gpt3        H=12288, F=6144, M=1,2,4,...,2048 (the default)\n"
+      "  --m, --hidden, --ffn any shape; H and F must be multiples of 8 (16-byte TMA rows); M >= 1\n"
+      "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
+      "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
+      "  --warmup W           untimed repetitions before timing (default 3)\n"
+      "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
+      "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cublaslt-graph,\n"
+      "                       baton-kblock,baton-row,baton-auto (default: all)\n"
+      "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
+      "                       baton-auto chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
+      "                       of the measured M; plot with scripts/plot_timeline.py\n"
+      "  --timeout-s S        abort the whole run after S seconds (default 300; 0: never)\n");
+}
+
+bool parse_int(const char* s, long lo, long hi, int& out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
+  out = int(v);
+  return true;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    const size_t q = s.find(',', p);
+    out.push_back(s.substr(p, q == std::string::npos ? std::string::npos : q - p));
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, Args& a) {
+  auto bad = [](const std::string& what) {
+    std::fprintf(stderr, "error: %s (see --help)\n", what.c_str());
+    return false;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      usage();
+      std::exit(0);
+    }
+    if (i + 1 >= argc) return bad(k + " needs a value");
+    const char* v = argv[++i];
+    auto int_opt = [&](long lo, long hi, int& out) {
+      if (!parse_int(v, lo, hi, out))
+        return bad(k + " '" + v + "': expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return true;
+    };
+    if (k == "--preset") {
+      if (std::string(v) != "gpt3") return bad("unknown preset '" + std::string(v) + "' (known: gpt3)");
+      a.ms = kGpt3M;
+      a.hidden = kGpt3Hidden;
+      a.ffn = kGpt3Ffn;
+    } else if (k == "--m") {
+      a.ms.clear();
+      for (const auto& t : split(v)) {
+        int m = 0;
+        if (!parse_int(t.c_str(), 1, 1 << 20, m)) return bad("--m entry '" + t + "': expected an integer in [1, 1048576]");
+        a.ms.push_back(m);
+      }
+    } else if (k == "--hidden") {
+      if (!int_opt(8, 1 << 20, a.hidden)) return false;
+    } else if (k == "--ffn") {
+      if (!int_opt(8, 1 << 20, a.ffn)) return false;
+    } else if (k == "--reps") {
+      if (!int_opt(1, 100000, a.reps)) return false;
+    } else if (k == "--iters-per-graph") {
+      if (!int_opt(1, 10000, a.iters)) return false;
+    } else if (k == "--warmup") {
+      if (!int_opt(0, 10000, a.warmup)) return false;
+    } else if (k == "--check-rows") {
+      if (!int_opt(1, 1024, a.check_rows)) return false;
+    } else if (k == "--trace") {
+      if (!int_opt(1, 1 << 20, a.trace_m)) return false;
+    } else if (k == "--timeout-s") {
+      if (!int_opt(0, 86400, a.timeout_s)) return false;
+    } else if (k == "--variants") {
+      a.variants.clear();
+      for (const auto& t : split(v)) {
+        if (std::find(kVariants.begin(), kVariants.end(), t) == kVariants.end())
+          return bad("unknown variant '" + t + "'");
+        a.variants.push_back(t);
+      }
+    } else if (k == "--out-dir") {
+      a.out_dir = v;
+    } else {
+      return bad("unknown option " + k);
+    }
+  }
+  // GEMM1 has n = F, k = H; GEMM2 n = H, k = F: TMA needs 16-byte row strides of A, B and D.
+  if (a.hidden % 8 != 0 || a.ffn % 8 != 0)
+    return bad("--hidden " + std::to_string(a.hidden) + " / --ffn " + std::to_string(a.ffn) +
+               ": both must be multiples of 8 (the sm90 GEMM's TMA needs 16-byte row strides; pad the weights)");
+  if (a.trace_m != 0 && std::find(a.ms.begin(), a.ms.end(), a.trace_m) == a.ms.end())
+    return bad("--trace " + std::to_string(a.trace_m) + " is not one of the measured M (add it to --m)");
+  std::sort(a.ms.begin(), a.ms.end());
+  a.ms.erase(std::unique(a.ms.begin(), a.ms.end()), a.ms.end());
+  std::error_code ec;
+  std::filesystem::create_directories(a.out_dir, ec);
+  if (!std::filesystem::is_directory(a.out_dir, ec)) return bad("--out-dir '" + a.out_dir + "' is not a directory and cannot be created");
+  if (a.reps < 50) std::fprintf(stderr, "note: --reps %d < 50 (BENCHMARKS.md wants >= 50 for reported numbers)\n", a.reps);
+  return true;
+}
+
+// ---- small owners ----------------------------------------------------------------------------
+
+struct DevMem {
+  void* p = nullptr;
+  DevMem() = default;
+  DevMem(const DevMem&) = delete;
+  DevMem& operator=(const DevMem&) = delete;
+  ~DevMem() {
+    if (p) (void)cudaFree(p);
+  }
+  [[nodiscard]] status alloc(size_t bytes, const char* what) {
+    return cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ", " + std::to_string(bytes) + " bytes)");
+  }
+};
+
+struct GraphExec {
+  cudaGraphExec_t exec = nullptr;
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() {
+    if (exec) (void)cudaGraphExecDestroy(exec);
+  }
+};
+
+struct Events {
+  cudaEvent_t a = nullptr, b = nullptr;
+  ~Events() {
+    if (a) (void)cudaEventDestroy(a);
+    if (b) (void)cudaEventDestroy(b);
+  }
+};
+
+[[nodiscard]] status lt_status(cublasStatus_t s, const std::string& what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return {};
+  return status(errc::cuda_error, "cuBLASLt " + what + ": " + cublasLtGetStatusString(s) + " (" + std::to_string(int(s)) + ")");
+}
+#define LT_TRY(expr) BATON_TRY(lt_status((expr), #expr))
+
+// ---- inputs and the CPU reference --------------------------------------------------------------
+
+// body(t, nt) on nt host threads.
+void parallel(const std::function<void(size_t, size_t)>& body) {
+  const size_t nt = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), 64));
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < nt; ++t) pool.emplace_back([&, t] { body(t, nt); });
+  for (auto& th : pool) th.join();
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform on [-sqrt(3) std, sqrt(3) std) (standard deviation `std`), deterministic per (tensor, index).
+std::vector<bf16> random_bf16(size_t n, uint64_t tensor, double std_dev) {
+  std::vector<bf16> v(n);
+  const float a = float(std::sqrt(3.0) * std_dev);
+  parallel([&](size_t t, size_t nt) {
+    const size_t chunk = (n + nt - 1) / nt;
+    for (size_t i = t * chunk; i < std::min(n, (t + 1) * chunk); ++i) {
+      const uint64_t r = splitmix64((tensor << 48) ^ i);
+      const float u = float(r >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+      v[i] = bf16((2.f * u - 1.f) * a);
+    }
+  });
+  return v;
+}
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440)); }
+
+double dot(const double* a, const double* b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // four chains: throughput-bound, not latency-bound
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += a[k] * b[k];
+    s1 += a[k + 1] * b[k + 1];
+    s2 += a[k + 2] * b[k + 2];
+    s3 += a[k + 3] * b[k + 3];
+  }
+  for (; k < n; ++k) s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// Z rows `rows` of the reference: Y = bf16(GeLU(X W1^T)) in fp64, then Z = Y W2^T in fp64.
+std::vector<std::vector<double>> reference_rows(const std::vector<bf16>& x, const std::vector<bf16>& w1,
+                                                const std::vector<bf16>& w2, int h, int f, const std::vector<int>& rows) {
+  const size_t R = rows.size();
+  std::vector<std::vector<double>> xr(R, std::vector<double>(size_t(h)));
+  for (size_t r = 0; r < R; ++r)
+    for (int k = 0; k < h; ++k) xr[r][size_t(k)] = double(float(x[size_t(rows[r]) * h + k]));
+  std::vector<std::vector<double>> y(R, std::vector<double>(size_t(f)));
+  parallel([&](size_t t, size_t nt) {
+    std::vector<double> w(static_cast<size_t>(h));
+    for (size_t j = t; j < size_t(f); j += nt) {  // one W1 row for every sampled row
+      for (int k = 0; k < h; ++k) w[size_t(k)] = double(float(w1[j * size_t(h) + size_t(k)]));
+      for (size_t r = 0; r < R; ++r)
+        y[r][j] = double(float(bf16(float(gelu(dot(xr[r].data(), w.data(), h))))));  // Y is stored in bf16
+    }
+  });
+  std::vector<std::vector<double>> z(R, std::vector<double>(size_t(h)));
+  parallel([&](size_t t, size_t nt) {
+    std::vector<double> w(static_cast<size_t>(f));
+    for (size_t j = t; j < size_t(h); j += nt) {
+      for (int k = 0; k < f; ++k) w[size_t(k)] = double(float(w2[j * size_t(f) + size_t(k)]));
+      for (size_t r = 0; r < R; ++r) z[r][j] = dot(y[r].data(), w.data(), f);
+    }
+  });
+  return z;
+}
+
+// `n` rows spread over [0, m): one in every m/n stretch (so one in every 128-row tile when
+// m <= 128 n), at a pseudo-random offset, plus the last row (the ragged tile's edge).
+std::vector<int> sample_rows(int m, int n) {
+  std::vector<int> rows;
+  if (m <= n) {
+    for (int i = 0; i < m; ++i) rows.push_back(i);
+    return rows;
+  }
+  for (int i = 0; i < n; ++i) {
+    const int64_t lo = int64_t(i) * m / n, hi = int64_t(i + 1) * m / n;
+    rows.push_back(int(lo + int64_t(splitmix64(uint64_t(m) * 131 + uint64_t(i)) % uint64_t(std::max<int64_t>(1, hi - lo)))));
+  }
+  rows.push_back(m - 1);
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+// ---- the problem -------------------------------------------------------------------------------
+
+struct Problem {
+  int m = 0, h = 0, f = 0;
+  bf16 *x = nullptr, *w1 = nullptr, *w2 = nullptr, *y = nullptr, *z = nullptr;
+  Args1 args1() const { return Args1{m, f, h, x, w1, y}; }  // Y = GeLU(X W1^T)
+  Args2 args2() const { return Args2{m, h, f, y, w2, z}; }  // Z = Y W2^T
+};
+
+// The CUTLASS baselines: two stages without edges (each still takes its tile from a ticket).
+struct PlainMlp {
+  Chain chain;
+  DevMem ws;
+  std::vector<StageLaunch> serial, pdl;  // {gemm1, gemm2}, {gemm1, gemm2 with griddepcontrol.wait}
+  std::unique_ptr<status> built;         // the first build's outcome (three variants share it)
+
+  [[nodiscard]] status build(const Problem& p, cudaStream_t stream, TileEvent* trace1 = nullptr,
+                             TileEvent* trace2 = nullptr) {
+    const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+    auto s1 = chain.add_stage("gemm1", g1, RowMajor{});
+    auto s2 = chain.add_stage("gemm2", g2, RowMajor{});
+    BATON_TRY(chain.validate());
+    BATON_TRY(ws.alloc(chain.workspace_bytes(), "plain workspace"));
+    BATON_TRY(initialize_workspace(chain, ws.p, chain.workspace_bytes(), stream));
+    BindOptions o1, o2;
+    o1.trace = trace1;
+    o2.trace = trace2;
+    auto b1 = chain.bind(s1, ws.p, chain.workspace_bytes(), outs(), ins(), o1);
+    auto b2 = chain.bind(s2, ws.p, chain.workspace_bytes(), outs(), ins(), o2);
+    if (!b1.ok()) return b1.error();
+    if (!b2.ok()) return b2.error();
+    auto l1 = gemm1_launch(b1.value(), p.args1());
+    auto l2 = gemm2_launch(b2.value(), p.args2());
+    auto l2w = gemm2_pdl_wait_launch(b2.value(), p.args2());
+    if (!l1.ok()) return l1.error().with_context("gemm1");
+    if (!l2.ok()) return l2.error().with_context("gemm2");
+    if (!l2w.ok()) return l2w.error().with_context("gemm2 (PDL wait)");
+    serial = {l1.value(), l2.value()};
+    pdl = {l1.value(), l2w.value()};
+    return {};
+  }
+};
+
+// A baton chain: GEMM1 posts its tiles of Y, GEMM2 waits on them under policy P; PDL.
+template <class P>
+struct BatonMlp {
+  Chain chain;
+  DevMem ws;
+  std::vector<StageLaunch> launches;
+
+  [[nodiscard]] status build(const Problem& p, cudaStream_t stream, TileEvent* trace1 = nullptr,
+                             TileEvent* trace2 = nullptr) {
+    const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+    const footprint::GemmA fp = sm90::gemm_a_footprint<Config1, Config2>(p.m, p.f);  // GEMM2's A on Y's tiles
+    auto s1 = chain.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
+    auto s2 = chain.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
+    auto e = chain.add_edge(s1, s2, P{g1, fp}, deps::gemm_a(fp, g2));
+    BATON_TRY(chain.validate());  // includes the soundness checker
+    BATON_TRY(ws.alloc(chain.workspace_bytes(), "baton workspace"));
+    BATON_TRY(initialize_workspace(chain, ws.p, chain.workspace_bytes(), stream));
+    BindOptions o1, o2;
+    o1.watchdog_ns = o2.watchdog_ns = kWatchdogNs;
+    o1.trace = trace1;
+    o2.trace = trace2;
+    auto b1 = chain.bind(s1, ws.p, chain.workspace_bytes(), outs(e), ins(), o1);
+    auto b2 = chain.bind(s2, ws.p, chain.workspace_bytes(), outs(), ins(e), o2);
+    if (!b1.ok()) return b1.error();
+    if (!b2.ok()) return b2.error();
+    auto l1 = gemm1_launch(b1.value(), p.args1());
+    auto l2 = gemm2_launch(b2.value(), p.args2());
+    if (!l1.ok()) return l1.error().with_context("gemm1");
+    if (!l2.ok()) return l2.error().with_context("gemm2");
+    launches = {l1.value(), l2.value()};
+    return {};
+  }
+  [[nodiscard]] status enqueue(cudaStream_t s) { return launch_chain(chain, s, launches, schedule::pdl); }
+  [[nodiscard]] status errors(cudaStream_t s) { return check_errors(chain, ws.p, s); }
+};
+
+// cuBLASLt: column-major view. Y^T [F, M] = op(W1) X^T with W1 stored [F, H] row-major, i.e. an
+// H x F column-major matrix used transposed; X [M, H] row-major is X^T as H x M column-major.
+struct LtMlp {
+  cublasLtHandle_t h = nullptr;
+  void* workspace = nullptr;
+  cublasLtMatmulDesc_t op1 = nullptr, op2 = nullptr;
+  cublasLtMatrixLayout_t a1 = nullptr, b1 = nullptr, d1 = nullptr, a2 = nullptr, b2 = nullptr, d2 = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulAlgo_t algo1{}, algo2{};
+  Problem p;
+  ~LtMlp() {
+    for (auto l : {a1, b1, d1, a2, b2, d2})
+      if (l) (void)cublasLtMatrixLayoutDestroy(l);
+    if (op1) (void)cublasLtMatmulDescDestroy(op1);
+    if (op2) (void)cublasLtMatmulDescDestroy(op2);
+    if (pref) (void)cublasLtMatmulPreferenceDestroy(pref);
+  }
+  [[nodiscard]] status build(const Problem& prob, cublasLtHandle_t handle, void* ws) {
+    p = prob;
+    h = handle;
+    workspace = ws;
+    const cublasOperation_t T = CUBLAS_OP_T, N = CUBLAS_OP_N;
+    const cublasLtEpilogue_t gelu = CUBLASLT_EPILOGUE_GELU;
+    LT_TRY(cublasLtMatmulDescCreate(&op1, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    LT_TRY(cublasLtMatmulDescCreate(&op2, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    for (auto op : {op1, op2}) {
+      LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof T));
+      LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &N, sizeof N));
+    }
+    LT_TRY(cublasLtMatmulDescSetAttribute(op1, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof gelu));
+    LT_TRY(cublasLtMatrixLayoutCreate(&a1, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.f), int64_t(p.h)));  // W1
+    LT_TRY(cublasLtMatrixLayoutCreate(&b1, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.m), int64_t(p.h)));  // X
+    LT_TRY(cublasLtMatrixLayoutCreate(&d1, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.m), int64_t(p.f)));  // Y
+    LT_TRY(cublasLtMatrixLayoutCreate(&a2, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.h), int64_t(p.f)));  // W2
+    LT_TRY(cublasLtMatrixLayoutCreate(&b2, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.m), int64_t(p.f)));  // Y
+    LT_TRY(cublasLtMatrixLayoutCreate(&d2, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.m), int64_t(p.h)));  // Z
+    LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    const uint64_t wsb = kLtWorkspaceBytes;
+    LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
+    BATON_TRY(top_algo_(op1, a1, b1, d1, algo1, "GEMM1 (GELU epilogue)"));
+    BATON_TRY(top_algo_(op2, a2, b2, d2, algo2, "GEMM2"));
+    return {};
+  }
+  [[nodiscard]] status enqueue(cudaStream_t s) const {
+    const float alpha = 1.f, beta = 0.f;
+    LT_TRY(cublasLtMatmul(h, op1, &alpha, p.w1, a1, p.x, b1, &beta, p.y, d1, p.y, d1, &algo1, workspace,
+                          kLtWorkspaceBytes, s));
+    LT_TRY(cublasLtMatmul(h, op2, &alpha, p.w2, a2, p.y, b2, &beta, p.z, d2, p.z, d2, &algo2, workspace,
+                          kLtWorkspaceBytes, s));
+    return {};
+  }
+
+ private:
+  [[nodiscard]] status top_algo_(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                 cublasLtMatrixLayout_t d, cublasLtMatmulAlgo_t& out, const char* what) {
+    cublasLtMatmulHeuristicResult_t res{};
+    int n = 0;
+    LT_TRY(cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, 1, &res, &n));
+    if (n < 1 || res.state != CUBLAS_STATUS_SUCCESS)
+      return status(errc::not_supported, std::string("cuBLASLt found no algorithm for ") + what);
+    out = res.algo;
+    return {};
+  }
+};
+
+// ---- running and timing one variant ------------------------------------------------------------
+
+struct Ctx {
+  Args args;
+  cudaStream_t stream = nullptr;
+  int num_sms = 0;
+  cublasLtHandle_t lt = nullptr;
+  void* lt_ws = nullptr;
+  std::vector<bf16> x, w1, w2;  // host copies (the reference)
+  std::map<int, std::vector<double>> ref_cache;  // row of Z -> its fp64 reference
+  bf16 *dx = nullptr, *dw1 = nullptr, *dw2 = nullptr, *dy = nullptr, *dz = nullptr;
+  std::string workload;
+};
+
+struct Variant {
+  std::string name;
+  bool baseline = false;
+  bool graph = true;
+  std::string policy = "-";
+  std::function<status()> enqueue;                       // one MLP iteration on ctx.stream
+  std::function<status()> errors = [] { return status{}; };  // the chain's error record (baton)
+};
+
+[[nodiscard]] status capture(cudaStream_t s, int iters, const std::function<status()>& enqueue, GraphExec& out) {
+  BATON_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  status st;
+  for (int i = 0; i < iters && st.ok(); ++i) st = enqueue();
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(s, &g);
+  if (st.ok()) st = cuda_status(e, "cudaStreamEndCapture");
+  if (st.ok()) st = cuda_status(cudaGraphInstantiate(&out.exec, g, 0), "cudaGraphInstantiate");
+  if (g) (void)cudaGraphDestroy(g);
+  if (!st.ok()) (void)cudaGetLastError();
+  return st;
+}
+
+struct Check {
+  bool ok = false;
+  double rel_err = 0;
+  size_t nonfinite = 0;
+};
+
+// Poisons Y and Z, runs one iteration the variant's way, compares Z with the reference rows.
+[[nodiscard]] status check(Ctx& c, const Problem& p, Variant& v, const std::vector<int>& rows,
+                           const std::vector<std::vector<double>>& ref, Check& out) {
+  BATON_CUDA_TRY(cudaMemsetAsync(p.y, 0xFF, size_t(p.m) * p.f * sizeof(bf16), c.stream));  // 0xFFFF: bf16 NaN
+  BATON_CUDA_TRY(cudaMemsetAsync(p.z, 0xFF, size_t(p.m) * p.h * sizeof(bf16), c.stream));
+  if (v.graph) {
+    GraphExec g;
+    BATON_TRY(capture(c.stream, 1, v.enqueue, g));
+    BATON_CUDA_TRY(cudaGraphLaunch(g.exec, c.stream));
+  } else {
+    BATON_TRY(v.enqueue());
+  }
+  BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+  BATON_TRY(v.errors());
+  std::vector<bf16> z(size_t(p.m) * p.h);
+  BATON_CUDA_TRY(cudaMemcpy(z.data(), p.z, z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  out = Check{};
+  for (const bf16& e : z) out.nonfinite += !std::isfinite(float(e));
+  double num = 0, den = 0;
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (int j = 0; j < p.h; ++j) {
+      const double g = double(float(z[size_t(rows[r]) * p.h + j])), e = ref[r][size_t(j)];
+      if (std::isfinite(g)) num += (g - e) * (g - e);
+      den += e * e;
+    }
+  out.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  out.ok = out.nonfinite == 0 && out.rel_err < 1e-2;
+  return {};
+}
+
+[[nodiscard]] status time_variant(Ctx& c, Variant& v, std::vector<double>& us) {
+  const int iters = c.args.iters;
+  Events ev;
+  BATON_CUDA_TRY(cudaEventCreate(&ev.a));
+  BATON_CUDA_TRY(cudaEventCreate(&ev.b));
+  GraphExec g;
+  if (v.graph) BATON_TRY(capture(c.stream, iters, v.enqueue, g));
+  auto rep = [&]() -> status {
+    if (v.graph) return cuda_status(cudaGraphLaunch(g.exec, c.stream), "cudaGraphLaunch");
+    for (int i = 0; i < iters; ++i) BATON_TRY(v.enqueue());
+    return {};
+  };
+  for (int w = 0; w < c.args.warmup; ++w) BATON_TRY(rep());
+  BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+  BATON_TRY(v.errors());  // a watchdog report ends the variant before the timed loop
+  for (int r = 0; r < c.args.reps; ++r) {
+    BATON_CUDA_TRY(cudaEventRecord(ev.a, c.stream));
+    BATON_TRY(rep());
+    BATON_CUDA_TRY(cudaEventRecord(ev.b, c.stream));
+    BATON_CUDA_TRY(cudaEventSynchronize(ev.b));
+    float ms = 0;
+    BATON_CUDA_TRY(cudaEventElapsedTime(&ms, ev.a, ev.b));
+    us.push_back(1000.0 * double(ms) / iters);
+  }
+  BATON_TRY(v.errors());
+  return {};
+}
+
+// The policy for baton-auto, decided from the shape and the machine before anything is timed.
+// One wave: every GEMM1 tile runs at once and they all finish together, so per-k-block waits
+// would find the same tiles ready as one wait per row, only with ~F/128 acquires per tile on
+// the TMA issue path. More waves: Y's rows are finished at different times (row-major tickets),
+// and per-k-block waits let a GEMM2 tile start on the k-blocks already written.
+bool auto_picks_row(const Problem& p, int num_sms, std::string& why) {
+  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f);
+  const double waves = double(g1.size()) / num_sms;
+  char buf[256];
+  if (g1.size() <= num_sms) {
+    std::snprintf(buf, sizeof buf, "GEMM1's %lld tiles fit in one wave of %d SMs (they finish together, per-k-block waits would only add acquires)",
+                  (long long)g1.size(), num_sms);
+    why = buf;
+    return true;
+  }
+  std::snprintf(buf, sizeof buf, "GEMM1's %lld tiles take %.2f waves of %d SMs (rows of Y finish at different times; per-k-block waits start GEMM2 tiles on what is written)",
+                (long long)g1.size(), waves, num_sms);
+  why = buf;
+  return false;
+}
+
+// Per-tile timelines of one iteration (the last of three) of a bound chain.
+template <class Mlp>
+[[nodiscard]] status write_timeline(Ctx& c, const Problem& p, const std::string& path, const char* what,
+                                    const std::function<status(Mlp&)>& enqueue) {
+  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+  DevMem t1, t2;
+  BATON_TRY(t1.alloc(size_t(g1.size()) * sizeof(TileEvent), "trace gemm1"));
+  BATON_TRY(t2.alloc(size_t(g2.size()) * sizeof(TileEvent), "trace gemm2"));
+  BATON_CUDA_TRY(cudaMemsetAsync(t1.p, 0, size_t(g1.size()) * sizeof(TileEvent), c.stream));
+  BATON_CUDA_TRY(cudaMemsetAsync(t2.p, 0, size_t(g2.size()) * sizeof(TileEvent), c.stream));
+  Mlp mlp;
+  BATON_TRY(mlp.build(p, c.stream, static_cast<TileEvent*>(t1.p), static_cast<TileEvent*>(t2.p)));
+  for (int i = 0; i < 3; ++i) BATON_TRY(enqueue(mlp));  // events are per position: the last epoch wins
+  BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+  BATON_TRY(check_errors(mlp.chain, mlp.ws.p, c.stream));
+  std::vector<std::vector<TileEvent>> ev(2);
+  ev[0].resize(size_t(g1.size()));
+  ev[1].resize(size_t(g2.size()));
+  BATON_CUDA_TRY(cudaMemcpy(ev[0].data(), t1.p, ev[0].size() * sizeof(TileEvent), cudaMemcpyDeviceToHost));
+  BATON_CUDA_TRY(cudaMemcpy(ev[1].data(), t2.p, ev[1].size() * sizeof(TileEvent), cudaMemcpyDeviceToHost));
+  size_t missing = 0;
+  uint64_t t0 = UINT64_MAX, t_end = 0;
+  for (const auto& s : ev)
+    for (const auto& e : s) {
+      if (e.start_ns == 0 || e.end_ns < e.start_ns) {
+        ++missing;
+        continue;
+      }
+      t0 = std::min(t0, e.start_ns);
+      t_end = std::max(t_end, e.end_ns);
+    }
+  BATON_TRY(write_chrome_trace(path, mlp.chain, ev));
+  std::printf("wrote %s (%s, m=%d: %lld + %lld tiles, first start to last end %.1f us%s)\n", path.c_str(), what, p.m,
+              (long long)g1.size(), (long long)g2.size(), t_end > t0 ? double(t_end - t0) / 1e3 : 0.0,
+              missing ? (", " + std::to_string(missing) + " tiles unrecorded").c_str() : "");
+  return {};
+}
+
+bool wanted(const Ctx& c, const std::string& v) {
+  return std::find(c.args.variants.begin(), c.args.variants.end(), v) != c.args.variants.end();
+}
+
+// Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.
+bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
+  Problem p{m, c.args.hidden, c.args.ffn, c.dx, c.dw1, c.dw2, c.dy, c.dz};
+  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+  const std::string shape = "m=" + std::to_string(m) + ";h=" + std::to_string(p.h) + ";f=" + std::to_string(p.f);
+  const double flops = 2.0 * 2.0 * double(m) * p.h * p.f;
+  const double bytes = 2.0 * (2.0 * double(m) * p.h + 2.0 * double(p.h) * p.f);  // X, Z, W1, W2 once
+  const double floor_us = std::max(flops / 790e12, bytes / 4.3e12) * 1e6;
+
+  // Reference rows, cached across shapes (every M uses the leading rows of the same X).
+  const std::vector<int> sample = sample_rows(m, c.args.check_rows);
+  std::vector<int> missing;
+  for (int r : sample)
+    if (!c.ref_cache.count(r)) missing.push_back(r);
+  if (!missing.empty()) {
+    auto z = reference_rows(c.x, c.w1, c.w2, p.h, p.f, missing);
+    for (size_t i = 0; i < missing.size(); ++i) c.ref_cache[missing[i]] = std::move(z[i]);
+  }
+  std::vector<std::vector<double>> ref;
+  for (int r : sample) ref.push_back(c.ref_cache[r]);
+
+  std::string why;
+  const bool auto_row = auto_picks_row(p, c.num_sms, why);
+  std::printf("[m=%d] GEMM1 %lld tiles, GEMM2 %lld tiles; baton-auto: chose %s because %s\n", m, (long long)g1.size(),
+              (long long)g2.size(), auto_row ? "row" : "kblock", why.c_str());
+
+  PlainMlp plain;
+  auto kblock = std::make_unique<BatonMlp<KBlock>>();
+  auto row = std::make_unique<BatonMlp<Row>>();
+  auto auto_k = std::make_unique<BatonMlp<KBlock>>();
+  auto auto_r = std::make_unique<BatonMlp<Row>>();
+  LtMlp lt;
+
+  std::vector<Variant> vs;
+  {
+    Variant v;
+    v.baseline = true;
+    v.name = "cutlass-stream";
+    v.graph = false;
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.serial, schedule::serial); };
+    vs.push_back(v);
+    v.name = "cutlass-graph";
+    v.graph = true;
+    vs.push_back(v);
+    v.name = "cutlass-pdl-graph";
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, schedule::pdl); };
+    vs.push_back(v);
+    v.name = "cublaslt-graph";
+    v.enqueue = [&] { return lt.enqueue(c.stream); };
+    vs.push_back(v);
+  }
+  auto baton_variant = [&](const std::string& name, auto* mlp, const char* policy) {
+    Variant v;
+    v.name = name;
+    v.policy = policy;
+    v.enqueue = [&c, mlp] { return mlp->enqueue(c.stream); };
+    v.errors = [&c, mlp] { return mlp->errors(c.stream); };
+    vs.push_back(v);
+  };
+  baton_variant("baton-kblock", kblock.get(), "kblock");
+  baton_variant("baton-row", row.get(), "row");
+  if (auto_row)
+    baton_variant("baton-auto", auto_r.get(), "row");
+  else
+    baton_variant("baton-auto", auto_k.get(), "kblock");
+
+  // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
+  auto build_for = [&](const std::string& name) -> status {
+    if (name.rfind("cutlass-", 0) == 0) {
+      if (!plain.built) plain.built = std::make_unique<status>(plain.build(p, c.stream));
+      return *plain.built;
+    }
+    if (name == "cublaslt-graph") return lt.build(p, c.lt, c.lt_ws);
+    if (name == "baton-kblock") return kblock->build(p, c.stream);
+    if (name == "baton-row") return row->build(p, c.stream);
+    return auto_row ? auto_r->build(p, c.stream) : auto_k->build(p, c.stream);
+  };
+
+  bool fatal = false;
+  for (auto& v : vs) {
+    if (!wanted(c, v.name)) continue;
+    bench::Row r;
+    r.workload = c.workload;
+    r.shape = shape;
+    r.variant = v.name;
+    r.floor_us = floor_us;
+    r.baseline = v.baseline;
+    Check before, after;
+    std::vector<double> us;
+    status st = build_for(v.name).with_context("building " + v.name);
+    // One iteration outside any capture first: loads the kernels (lazy module loading) and
+    // cuBLASLt's, so nothing is loaded while a graph is captured.
+    if (st.ok()) st = [&]() -> status {
+      BATON_TRY(v.enqueue());
+      BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+      return v.errors();
+    }().with_context("first run of " + v.name);
+    if (st.ok()) st = check(c, p, v, sample, ref, before).with_context("checking " + v.name + " before timing");
+    if (st.ok()) st = time_variant(c, v, us).with_context("timing " + v.name);
+    if (st.ok()) st = check(c, p, v, sample, ref, after).with_context("checking " + v.name + " after timing");
+    if (st.ok()) {
+      const auto s = bench::stats(us);
+      r.median_us = s.median;
+      r.min_us = s.min;
+      r.max_us = s.max;
+      r.reps = int(us.size());
+      r.correct = before.ok && after.ok;
+    } else {
+      std::fprintf(stderr, "error: [m=%d] %s\n", m, st.to_string().c_str());
+      (void)cudaGetLastError();
+      // A sticky error (illegal address, ...) leaves the context unusable: stop after this row.
+      if (st.code() == errc::cuda_error && cudaStreamSynchronize(c.stream) != cudaSuccess) fatal = true;
+      (void)cudaGetLastError();
+    }
+    const double rel = std::max(before.rel_err, after.rel_err);
+    const size_t nonfinite = std::max(before.nonfinite, after.nonfinite);
+    std::printf("[m=%d] %-18s median %9.2f us  (min %9.2f, max %9.2f)  rel_err %.2e%s%s\n", m, v.name.c_str(),
+                r.median_us, r.min_us, r.max_us, rel, nonfinite ? (" NaN/Inf " + std::to_string(nonfinite)).c_str() : "",
+                r.correct ? "" : "  FAILED");
+    char relbuf[32];
+    std::snprintf(relbuf, sizeof relbuf, "%.3e", rel);
+    r.extra = {{"policy", v.policy},
+               {"rel_err", relbuf},
+               {"gemm1_tiles", std::to_string(g1.size())},
+               {"gemm2_tiles", std::to_string(g2.size())},
+               {"iters_per_rep", std::to_string(c.args.iters)},
+               {"timing", v.graph ? "graph" : "stream"},
+               {"cutlass", std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
+                               std::to_string(CUTLASS_PATCH)},
+               {"cublaslt", std::to_string(cublasLtGetVersion())}};
+    rows.push_back(r);
+    if (fatal) return false;
+  }
+
+  if (c.args.trace_m == m) {
+    const std::string base = c.args.out_dir + "/timeline-" + c.workload + "-m" + std::to_string(m);
+    status st = auto_row ? write_timeline<BatonMlp<Row>>(c, p, base + ".json", "baton-auto (row)",
+                                                         [&](BatonMlp<Row>& b) { return b.enqueue(c.stream); })
+                         : write_timeline<BatonMlp<KBlock>>(c, p, base + ".json", "baton-auto (kblock)",
+                                                            [&](BatonMlp<KBlock>& b) { return b.enqueue(c.stream); });
+    if (!st.ok()) std::fprintf(stderr, "error: timeline: %s\n", st.to_string().c_str());
+    st = write_timeline<PlainMlp>(c, p, base + "-cutlass-pdl.json", "cutlass-pdl", [&](PlainMlp& b) {
+      return launch_chain(b.chain, c.stream, b.pdl, schedule::pdl);
+    });
+    if (!st.ok()) std::fprintf(stderr, "error: timeline (cutlass-pdl): %s\n", st.to_string().c_str());
+  }
+  return true;
+}
+
+// One line per shape: every variant's median and baton-auto against the best baseline and the floor.
+void print_summary(const std::vector<bench::Row>& rows, const std::vector<std::string>& variants) {
+  std::vector<std::string> shapes;
+  for (const auto& r : rows)
+    if (std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end()) shapes.push_back(r.shape);
+  std::printf("\nmedian us per MLP iteration (* = failed check)\n%-26s", "shape");
+  for (const auto& v : variants) std::printf(" %17s", v.c_str());
+  std::printf(" %10s %10s %10s\n", "best_base", "auto/best", "auto/floor");
+  for (const auto& s : shapes) {
+    std::printf("%-26s", s.c_str());
+    double best = 0, autom = 0, floor_us = 0;
+    for (const auto& v : variants) {
+      const bench::Row* found = nullptr;
+      for (const auto& r : rows)
+        if (r.shape == s && r.variant == v) found = &r;
+      if (!found) {
+        std::printf(" %17s", "-");
+        continue;
+      }
+      std::printf(" %16.2f%s", found->median_us, found->correct ? " " : "*");
+      best = found->best_baseline_us;
+      floor_us = found->floor_us;
+      if (v == "baton-auto" && found->correct) autom = found->median_us;
+    }
+    std::printf(" %10.2f %10.3f %10.2f\n", best, best > 0 && autom > 0 ? autom / best : 0.0,
+                floor_us > 0 && autom > 0 ? autom / floor_us : 0.0);
+  }
+}
+
+extern "C" void on_timeout(int) {
+  const char msg[] = "\nbaton_bench_mlp: --timeout-s reached, aborting (a hang? rerun with fewer --m / --variants)\n";
+  ssize_t rc = write(2, msg, sizeof msg - 1);
+  (void)rc;
+  _exit(124);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Ctx c;
+  if (!parse(argc, argv, c.args)) return 2;
+  if (c.args.timeout_s > 0) {
+    std::signal(SIGALRM, on_timeout);
+    alarm(unsigned(c.args.timeout_s));
+  }
+  status dev = require_device();
+  if (!dev.ok()) {
+    std::fprintf(stderr, "baton_bench_mlp: %s. This benchmark needs an NVIDIA Hopper GPU (sm_90a).\n", dev.to_string().c_str());
+    return 3;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9) {
+    std::fprintf(stderr, "baton_bench_mlp: device 0 (%s) is not sm_90; the CUTLASS kernels are built for sm_90a only\n",
+                 prop.name);
+    return 3;
+  }
+  c.num_sms = prop.multiProcessorCount;
+  c.workload = c.args.hidden == kGpt3Hidden && c.args.ffn == kGpt3Ffn ? "mlp-gpt3" : "mlp-custom";
+  const bench::Env env = bench::detect_env();
+  auto fail = [](const status& s) {
+    std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+    return 1;
+  };
+  const int H = c.args.hidden, F = c.args.ffn, M = c.args.ms.back();
+  std::printf("baton_bench_mlp: %s, %d SMs; H=%d F=%d, %zu shapes (M up to %d), reps %d x %d iterations\n", prop.name,
+              c.num_sms, H, F, c.args.ms.size(), M, c.args.reps, c.args.iters);
+  if (cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking) != cudaSuccess) return fail(status(errc::cuda_error, "cudaStreamCreate"));
+  if (status s = lt_status(cublasLtCreate(&c.lt), "cublasLtCreate"); !s.ok()) return fail(s);
+
+  // Inputs for the largest M; smaller M use the leading rows of X.
+  c.x = random_bf16(size_t(M) * H, 1, 1.0);
+  c.w1 = random_bf16(size_t(F) * H, 2, 1.0 / std::sqrt(double(H)));
+  c.w2 = random_bf16(size_t(H) * F, 3, 1.0 / std::sqrt(double(F)));
+  DevMem x, w1, w2, y, z, ltws;
+  for (auto [mem, bytes, what] : {std::tuple{&x, c.x.size() * sizeof(bf16), "X"}, std::tuple{&w1, c.w1.size() * sizeof(bf16), "W1"},
+                                  std::tuple{&w2, c.w2.size() * sizeof(bf16), "W2"},
+                                  std::tuple{&y, size_t(M) * F * sizeof(bf16), "Y"},
+                                  std::tuple{&z, size_t(M) * H * sizeof(bf16), "Z"},
+                                  std::tuple{&ltws, kLtWorkspaceBytes, "cuBLASLt workspace"}})
+    if (status s = mem->alloc(bytes, what); !s.ok()) return fail(s);
+  c.dx = static_cast<bf16*>(x.p);
+  c.dw1 = static_cast<bf16*>(w1.p);
+  c.dw2 = static_cast<bf16*>(w2.p);
+  c.dy = static_cast<bf16*>(y.p);
+  c.dz = static_cast<bf16*>(z.p);
+  c.lt_ws = ltws.p;
+  // On c.stream and synchronized: a pageable cudaMemcpy may return before its DMA lands, and the
+  // non-blocking stream would not wait for it.
+  for (auto [dst, src] : {std::pair{c.dx, &c.x}, std::pair{c.dw1, &c.w1}, std::pair{c.dw2, &c.w2}})
+    if (status s = cuda_status(cudaMemcpyAsync(dst, src->data(), src->size() * sizeof(bf16), cudaMemcpyHostToDevice, c.stream),
+                               "uploading the inputs");
+        !s.ok())
+      return fail(s);
+  if (status s = cuda_status(cudaStreamSynchronize(c.stream), "uploading the inputs"); !s.ok()) return fail(s);
+
+  std::vector<bench::Row> rows;
+  const std::string out = c.args.out_dir + "/" + c.workload;
+  bool fatal = false;
+  for (int m : c.args.ms) {
+    fatal = !run_shape(c, m, rows);
+    bench::finalize(rows);  // written after every shape: a run killed later keeps what it measured
+    bench::write_csv(out + ".csv", rows, env);
+    bench::write_json(out + ".json", rows, env);
+    if (fatal) break;
+  }
+  (void)cublasLtDestroy(c.lt);
+
+  bench::print_table(rows, env);
+  std::vector<std::string> shown;
+  for (const auto& v : kVariants)
+    if (wanted(c, v)) shown.push_back(v);
+  print_summary(rows, shown);
+  bool ok = !fatal;
+  for (const auto& r : rows) ok = ok && r.correct;
+  std::printf("\nwrote %s/%s.csv and .json%s\n", c.args.out_dir.c_str(), c.workload.c_str(),
+              ok ? "" : fatal ? "  (ABORTED: CUDA context unusable)" : "  (SOME ROWS INCORRECT)");
+  return ok ? 0 : 1;
+}

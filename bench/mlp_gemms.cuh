@@ -1,0 +1,43 @@
+// bench/mlp_gemms.cuh — the sm90 GEMM kernels of the MLP benchmark (bench/mlp.cu), declared here and
+// instantiated one per translation unit (bench/mlp_gemm*.cu: ~40 s and ~3 GB of compiler memory
+// each, so `-j 2` builds them side by side). mlp.cu only sees these declarations.
+//
+//   GEMM1  Y = GeLU(X W1^T)   Config1 (GeLU fused in the epilogue)
+//   GEMM2  Z = Y W2^T          Config2 (plain linear combination)
+#pragma once
+
+#include "baton/baton.cuh"
+#include "baton/cutlass/sm90_gemm.cuh"
+
+namespace baton_bench::mlp {
+
+using bf16 = ::cutlass::bfloat16_t;
+using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
+using Config1 = baton::sm90::GemmConfig<
+    Tile, ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>>;
+using Config2 = baton::sm90::GemmConfig<Tile>;
+using Args1 = baton::sm90::GemmArguments<Config1>;
+using Args2 = baton::sm90::GemmArguments<Config2>;
+
+using KBlock = baton::KBlockPolicy<baton::footprint::GemmA>;  // per-k-block waits
+using Row = baton::RowPolicy<baton::footprint::GemmA>;        // one wait per row of producer tiles
+
+// Plain GEMMs (the CUTLASS baselines): the same kernel code, a stage with no edges (it still takes
+// a ticket for its tile).
+using PlainStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<>>;
+template <class P>
+using ProducerStage = baton::Stage<baton::RowMajor, baton::outputs<P>, baton::inputs<>>;
+template <class P>
+using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<P>>;
+
+// GEMM1 (GeLU): plain, or posting each tile to a policy's semaphores.
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a);      // mlp_gemm1_plain.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<KBlock>& s, const Args1& a);  // mlp_gemm1_kblock.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<Row>& s, const Args1& a);     // mlp_gemm1_row.cu
+// GEMM2: plain; plain with griddepcontrol.wait before its loads (PDL baseline); or waiting on a policy.
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a);       // mlp_gemm2_plain.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a);     // mlp_gemm2_row.cu
+
+}  // namespace baton_bench::mlp
