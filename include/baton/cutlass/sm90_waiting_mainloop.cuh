@@ -10,9 +10,8 @@
 // Order of operations in the elected producer thread, per k-block k:
 //   1. B (weights, not produced by the chain) is issued first. While A(k) is not ready, B runs
 //      ahead into every pipeline slot that is already free, up to a whole pipeline.
-//   2. Wait for A(k): a non-blocking sweep (ld.relaxed.gpu on the semaphores of k-blocks k, k+1, ...
-//      issued together, then one fence.acq_rel.gpu for the published prefix), else
-//      baton::Stage::wait_leader with its watchdog, then fence.proxy.async.global: the TMA
+//   2. Wait for A(k): ld.acquire.gpu on the semaphores of the policy (a non-blocking check first,
+//      then baton::Stage::wait_leader with its watchdog), then fence.proxy.async.global: the TMA
 //      (async proxy) read of A must see what the acquire made visible to this thread (generic
 //      proxy). Waits already seen satisfied in this tile are not reloaded, and a k-block with no
 //      new acquire needs no new fence (the earlier one precedes every later TMA of this thread).
@@ -60,53 +59,21 @@ struct StageInputWaits {
   Assignment assignment{};
   bool failed = false;         // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
   bool fence_pending = false;  // an acquire happened since the last proxy fence
-  // Every k-block below ready_until is known published (and acquired by a fence after the loads).
-  int ready_until = 0;
-  static constexpr int kSweepEntries = 16;  // semaphore checks batched per sweep
+  // Per input, the last semaphore seen satisfied (index + 1, 0: none) and its target. A
+  // satisfied wait stays satisfied, and consecutive k-blocks usually wait on the same producer
+  // tile (two 64-wide k-blocks per 128-wide tile): this halves the acquire round trips on the
+  // TMA issue path.
+  int cached_sem[num_inputs > 0 ? num_inputs : 1] = {};
+  uint32_t cached_target[num_inputs > 0 ? num_inputs : 1] = {};
 
-  // Non-blocking: are all of k-block k's waits already satisfied? Instead of one ld.acquire round
-  // trip per k-block on the TMA issue path, one sweep issues independent ld.relaxed.gpu loads for
-  // the waits of k-blocks k, k+1, ... (up to kSweepEntries), then a single fence.acq_rel.gpu turns
-  // the ones that read a released value into acquires (the PTX "acquire pattern": relaxed read,
-  // then fence), so every k-block of the satisfied prefix is covered by that one fence.
+  // Non-blocking: are all of k-block k's waits already satisfied? (acquire loads, no spinning)
   CUTLASS_DEVICE bool ready(int k) {
-    if (failed || k < ready_until) return true;
-    const uint32_t* ptr[kSweepEntries];
-    uint32_t target[kSweepEntries];
-    int kblock[kSweepEntries];
-    int n = 0;
-    const int kmax = max_k_blocks_(std::make_integer_sequence<int, num_inputs>{});
-    int last_complete = k - 1;  // the last k-block whose waits were all collected
-    for (int kk = k; kk < kmax && n < kSweepEntries; ++kk) {
-      const int before = n;
-      if (!collect_(kk, ptr, target, kblock, n, std::make_integer_sequence<int, num_inputs>{})) {
-        n = before;  // this k-block's waits did not fit: leave it for the next sweep
-        break;
-      }
-      last_complete = kk;
-    }
-    uint32_t seen[kSweepEntries];
-#pragma unroll
-    for (int i = 0; i < kSweepEntries; ++i)
-      if (i < n) seen[i] = device::load_relaxed_gpu(ptr[i]);  // independent loads, in flight together
-    int upto = last_complete + 1;  // first k-block not known published
-    for (int i = 0; i < n; ++i)
-      if (int32_t(seen[i] - target[i]) < 0) {  // same compare as wait_geq
-        upto = kblock[i];
-        break;
-      }
-    if (upto <= k) return false;
-    if (n > 0) {  // something was read: make those reads acquires (one fence for the whole prefix)
-      device::fence_acq_rel_gpu();
-      fence_pending = true;
-    }
-    ready_until = upto;
-    return true;
+    if (failed) return true;
+    return ready_(k, std::make_integer_sequence<int, num_inputs>{});
   }
   // Blocking: spin (with backoff and the stage's watchdog) until k-block k may be read.
   CUTLASS_DEVICE void wait(int k) {
     if (!failed && !stage->wait_leader(assignment, k)) failed = true;
-    if (!failed && ready_until < k + 1) ready_until = k + 1;
     fence_pending = true;
   }
   // After the acquires, before the TMA (async proxy) reads what they published. One fence
@@ -118,28 +85,20 @@ struct StageInputWaits {
 
  private:
   template <int... I>
-  CUTLASS_DEVICE int max_k_blocks_(std::integer_sequence<int, I...>) const {
-    int m = 1;
-    ((m = baton::detail::get<I>(stage->in).policy.k_blocks() > m ? baton::detail::get<I>(stage->in).policy.k_blocks() : m),
-     ...);
-    return m;
-  }
-  // Appends k-block kk's waits of every input; false when they do not all fit.
-  template <int... I>
-  CUTLASS_DEVICE bool collect_(int kk, const uint32_t** ptr, uint32_t* target, int* kblock, int& n,
-                               std::integer_sequence<int, I...>) const {
-    return (collect_input_<I>(kk, ptr, target, kblock, n) && ...);
+  CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) {
+    return (input_ready_<I>(k) && ...);
   }
   template <int I>
-  CUTLASS_DEVICE bool collect_input_(int kk, const uint32_t** ptr, uint32_t* target, int* kblock, int& n) const {
+  CUTLASS_DEVICE bool input_ready_(int k) {
     const auto& e = baton::detail::get<I>(stage->in);
     const Assignment& a = assignment;
-    return e.policy.for_each_wait(a.tile, kk, [&](WaitSpec w) {
-      if (n >= kSweepEntries) return false;
-      ptr[n] = e.sems + w.sem;
-      target[n] = a.epoch * w.per_epoch + w.count;
-      kblock[n] = kk;
-      ++n;
+    return e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
+      const uint32_t target = a.epoch * w.per_epoch + w.count;
+      if (cached_sem[I] == w.sem + 1 && cached_target[I] == target) return true;
+      if (int32_t(device::load_acquire_gpu(e.sems + w.sem) - target) < 0) return false;  // same compare as wait_geq
+      cached_sem[I] = w.sem + 1;
+      cached_target[I] = target;
+      fence_pending = true;
       return true;
     });
   }
