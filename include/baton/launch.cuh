@@ -84,6 +84,7 @@ struct StageLaunch {
   dim3 block{};
   size_t smem = 0;
   std::function<cudaError_t(const cudaLaunchConfig_t&)> launch;
+  int ctas_per_tile = 1;  // > 1: split-K kernels, each tile's k range shared by this many CTAs
 };
 
 template <class... KParams, class... Args>
@@ -111,11 +112,14 @@ namespace detail {
   for (int i = 0; i < chain.num_stages(); ++i) {
     const auto& l = launches[size_t(i)];
     const int64_t ctas = int64_t(l.grid.x) * l.grid.y * l.grid.z;
-    if (ctas != chain.stage(i).grid.size())
+    if (l.ctas_per_tile < 1)
+      return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': ctas_per_tile must be >= 1, got " +
+                                                std::to_string(l.ctas_per_tile));
+    if (ctas != chain.stage(i).grid.size() * int64_t(l.ctas_per_tile))
       return status(errc::invalid_argument,
                     "stage '" + chain.stage(i).name + "': launched with " + std::to_string(ctas) +
-                        " CTAs but its grid has " + std::to_string(chain.stage(i).grid.size()) +
-                        " tiles (each CTA takes exactly one tile ticket)");
+                        " CTAs but its grid has " + std::to_string(chain.stage(i).grid.size()) + " tiles x " +
+                        std::to_string(l.ctas_per_tile) + " CTAs per tile (each CTA takes exactly one ticket)");
     if (!l.launch) return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': empty launch");
   }
   return {};
@@ -230,8 +234,9 @@ class FallbackResources {
     cudaStream_t s = i == 0 ? stream : res.stream(i);
     if (i > 0) {
       BATON_CUDA_TRY(cudaStreamWaitEvent(s, res.start(), 0));
-      wait_for_stage_start<><<<1, 1, 0, s>>>(ticket(i - 1), uint64_t(chain.stage(i - 1).grid.size()), ticket(i),
-                                           uint64_t(chain.stage(i).grid.size()), err);
+      wait_for_stage_start<><<<1, 1, 0, s>>>(
+          ticket(i - 1), uint64_t(chain.stage(i - 1).grid.size()) * uint64_t(launches[size_t(i - 1)].ctas_per_tile),
+          ticket(i), uint64_t(chain.stage(i).grid.size()) * uint64_t(l.ctas_per_tile), err);
       BATON_TRY(cuda_status(cudaGetLastError(), "launching wait_for_stage_start for stage " + std::to_string(i)));
     }
     cudaLaunchConfig_t cfg{};

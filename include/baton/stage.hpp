@@ -197,10 +197,21 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
   // ---- leader-level API (one thread) ---------------------------------------------------------
 
   BATON_HOST_DEVICE Assignment acquire_tile_leader() const {
-    const uint64_t n = uint64_t(grid.size());
+    uint32_t part = 0;
+    return acquire_tile_leader(1u, &part);
+  }
+
+  // For kernels that give each tile to `ctas_per_tile` CTAs (split-K): the ticket counts CTAs,
+  // consecutive tickets share a tile (so a tile's parts run together), *part is this CTA's part
+  // in [0, ctas_per_tile). The epoch still advances once per grid.size() tiles.
+  BATON_HOST_DEVICE Assignment acquire_tile_leader(uint32_t ctas_per_tile, uint32_t* part) const {
+    const uint64_t parts = ctas_per_tile == 0 ? 1u : ctas_per_tile;
+    const uint64_t n = uint64_t(grid.size()) * parts;
     const uint64_t t = device::fetch_add_relaxed_gpu(ticket, 1);
+    const uint64_t u = t % n;
     Assignment a;
-    a.position = int(t % n);
+    a.position = int(u / parts);
+    *part = uint32_t(u % parts);
     a.epoch = uint32_t(t / n);
     a.tile = order(grid, a.position);
     if (trace) a.start_ns = device::global_timer_ns();

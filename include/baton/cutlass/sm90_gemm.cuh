@@ -81,8 +81,13 @@ namespace baton::sm90 {
 // FusionOp: the epilogue's elementwise op, a CUTLASS fusion operation without a C source, e.g.
 //   cutlass::epilogue::fusion::LinCombEltAct<cutlass::epilogue::thread::GELU, bf16, float, void, float>
 // (the hook for the GeLU MLP). Its Arguments are GemmArguments::fusion.
+// SwiGluPairs: the B rows (weights) interleave gate and up projections, row 2c = gate_c and row
+// 2c + 1 = up_c (pack_swiglu_weights below), so the GEMM computes n = 2F columns and every MMA
+// thread holds (gate_c, up_c) in adjacent accumulators. The epilogue then writes
+// D[m, c] = SiLU(gate_c) * up_c, a [M, F] tensor, straight from registers (FusionOp is unused).
 template <class TileShape_ = cute::Shape<cute::_128, cute::_128, cute::_64>,
-          class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>>
+          class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>,
+          bool SwiGluPairs_ = false>
 struct GemmConfig {
   using Element = ::cutlass::bfloat16_t;
   using ElementAccumulator = float;
@@ -96,6 +101,10 @@ struct GemmConfig {
   static constexpr int tile_m = int(cute::size<0>(TileShape{}));
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));
   static constexpr int tile_k = int(cute::size<2>(TileShape{}));
+  static constexpr bool swiglu_pairs = SwiGluPairs_;
+  // Columns of D per tile, and D's width for a GEMM computing n columns.
+  static constexpr int out_tile_n = swiglu_pairs ? tile_n / 2 : tile_n;
+  static constexpr int out_cols(int n) { return swiglu_pairs ? n / 2 : n; }
 
   using BaseEpilogue = typename ::cutlass::epilogue::collective::CollectiveBuilder<
       ::cutlass::arch::Sm90, ::cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -118,11 +127,40 @@ struct GemmArguments {
   int m = 0, n = 0, k = 0;
   const ::cutlass::bfloat16_t* a = nullptr;  // [m, k] row-major; may be produced by an earlier stage
   const ::cutlass::bfloat16_t* b = nullptr;  // [n, k] row-major (weights); must exist before the chain starts
-  ::cutlass::bfloat16_t* d = nullptr;        // [m, n] row-major
+  ::cutlass::bfloat16_t* d = nullptr;        // [m, n] row-major ([m, n / 2] with Config::swiglu_pairs)
   typename Config::FusionArguments fusion{}; // alpha (default 1), beta must stay 0 (no C source)
+  // Split-K: each output tile's k-blocks are shared by split_k CTAs that run side by side (for
+  // shapes with fewer tiles than SMs, e.g. LLM decode). Each writes its fp32 partial tile to
+  // split_workspace; the last to arrive adds them in a fixed order (bit-reproducible), runs the
+  // epilogue and publishes the tile. split_workspace: Gemm::split_workspace_bytes(args) bytes,
+  // 16-byte aligned, its counters zeroed once before first use (Gemm::clear_split_workspace);
+  // they return to zero after every run. 1: no split, no workspace.
+  int split_k = 1;
+  void* split_workspace = nullptr;
   // Tests only: each tile's loads start after a pseudo-random delay in [0, this] (0: off).
   uint32_t debug_max_tile_delay_ns = 0;
 };
+
+// The number of K splits that minimizes the estimated time of a GEMM with `tiles` output tiles
+// and `k_tiles` k-blocks on `sms` SMs running one CTA each: waves * (k-blocks per CTA + a fixed
+// per-CTA cost of ~8 k-blocks: launch, pipeline fill, partial write/reduction). 1 once the
+// tiles fill the machine. Never more than max_split, or than k_tiles / 4.
+constexpr int choose_split_k(int64_t tiles, int k_tiles, int sms, int max_split = 8) {
+  if (tiles <= 0 || k_tiles <= 0 || sms <= 0) return 1;
+  int best = 1;
+  double best_cost = 0;
+  for (int s = 1; s <= max_split && (s == 1 || s * 4 <= k_tiles); ++s) {
+    const int64_t ctas = tiles * s;
+    const int64_t waves = (ctas + sms - 1) / sms;
+    const double per_cta = double((k_tiles + s - 1) / s) + (s > 1 ? 8.0 : 6.0);
+    const double cost = double(waves) * per_cta;
+    if (s == 1 || cost < best_cost * 0.97) {  // a split must win by > 3% to be worth its traffic
+      best = s;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
 
 // The grid of output tiles of an m x n GEMM (the stage's grid).
 template <class Config>
@@ -135,7 +173,7 @@ constexpr Grid tile_grid(int m, int n) {
 // RowPolicy / TilePolicy.
 template <class ProducerConfig, class ConsumerConfig = ProducerConfig>
 constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
-  return footprint::GemmA{m, k, ProducerConfig::tile_m, ProducerConfig::tile_n, ConsumerConfig::tile_m,
+  return footprint::GemmA{m, k, ProducerConfig::tile_m, ProducerConfig::out_tile_n, ConsumerConfig::tile_m,
                           ConsumerConfig::tile_k};
 }
 
@@ -175,6 +213,8 @@ struct GemmKernel {
       alignas(16) typename Epilogue::PipelineStorage epi_load;
     } pipelines;
     alignas(16) Assignment assignment;  // the tile, broadcast from the thread that took the ticket
+    uint32_t split_part;                // this CTA's part of the tile's k range (split-K)
+    uint32_t split_last;                // split-K: this CTA arrived last and finishes the tile
     struct TensorStorage : cute::aligned_struct<128, cute::_1> {
       typename Epilogue::TensorStorage epilogue;
       typename Mainloop::TensorStorage mainloop;
@@ -191,7 +231,18 @@ struct GemmKernel {
     typename Epilogue::Params epilogue{};
     StageT stage{};
     uint32_t debug_max_tile_delay_ns = 0;
+    // Split-K (split_k > 1): per-tile arrival counters and fp32 partial tiles.
+    int split_k = 1;
+    uint32_t* split_counters = nullptr;
+    float* split_partials = nullptr;
+    // SwiGLU pairs: D [m, n / 2] written from registers.
+    ::cutlass::bfloat16_t* swiglu_d = nullptr;
   };
+
+  // Partial tile of one CTA: the fp32 accumulators, stored thread-major in float2 pairs so that
+  // each warp's stores are contiguous (element pair j of MMA thread t at [j * NumMmaThreads + t]).
+  static constexpr int kAccumulators = Config::tile_m * Config::tile_n / int(NumMmaThreads);
+  static constexpr size_t kPartialBytes = size_t(Config::tile_m) * Config::tile_n * sizeof(float);
 
   CUTLASS_DEVICE void operator()(Params const& params, char* smem_buf) const {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -221,8 +272,11 @@ struct GemmKernel {
     if (warp_idx == 0 && lane_predicate) {
       Mainloop::prefetch_tma_descriptors(params.mainloop);
       Epilogue::prefetch_tma_descriptors(params.epilogue);
-      // The tile comes from the stage's ticket (the stage's order), not from blockIdx.
-      shared_storage.assignment = stage.acquire_tile_leader();
+      // The tile comes from the stage's ticket (the stage's order), not from blockIdx; with
+      // split-K, split_k consecutive tickets share a tile.
+      uint32_t part = 0;
+      shared_storage.assignment = stage.acquire_tile_leader(uint32_t(params.split_k), &part);
+      shared_storage.split_part = part;
     }
 
     typename MainloopPipeline::Params mainloop_pipeline_params;
@@ -266,8 +320,13 @@ struct GemmKernel {
     __syncthreads();
     const Assignment assignment = shared_storage.assignment;
     const auto blk_coord = make_coord(assignment.tile.m, assignment.tile.n, _, assignment.tile.z);
-    const int k_tile_count = int(size<3>(gA_mkl));
-    auto k_tile_iter = cute::make_coord_iterator(idx2crd(0, shape<3>(gA_mkl)), shape<3>(gA_mkl));
+    // This CTA's k-blocks: all of them, or its part of a split (parts differ by at most one).
+    const int k_tiles_total = int(size<3>(gA_mkl));
+    const int split_part = int(shared_storage.split_part);
+    const int k_base = k_tiles_total / params.split_k, k_rem = k_tiles_total % params.split_k;
+    const int k_begin = split_part * k_base + (split_part < k_rem ? split_part : k_rem);
+    const int k_tile_count = k_base + (split_part < k_rem ? 1 : 0);
+    auto k_tile_iter = cute::make_coord_iterator(idx2crd(k_begin, shape<3>(gA_mkl)), shape<3>(gA_mkl));
 
     if (warp_group_role == WarpGroupRole::Producer) {
       ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
@@ -277,7 +336,7 @@ struct GemmKernel {
         // writes to be visible) before any load, as CUTLASS's mainloop producer warp does.
         if constexpr (GridDependencyWait) device::grid_dependency_wait();
         if constexpr (StageT::num_inputs > 0) {
-          StageInputWaits<StageT> waiter{&stage, assignment};
+          StageInputWaits<StageT> waiter{&stage, assignment, k_begin};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
                                    shared_storage.pipelines.mainloop, waiter);
@@ -297,18 +356,120 @@ struct GemmKernel {
       collective_mainloop.mma(mainloop_pipeline, mainloop_pipe_consumer_state, accumulators, k_tile_count,
                               mma_thread_idx, shared_storage.tensors.mainloop, params.mainloop);
       collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
-      auto [epi_load_state_next, epi_store_state_next] = collective_epilogue.store(
-          epi_load_pipeline, epi_load_pipe_consumer_state, epi_store_pipeline, epi_store_pipe_producer_state,
-          problem_shape_MNKL, blk_shape, blk_coord, accumulators, tiled_mma, mma_thread_idx,
-          shared_storage.tensors.epilogue);
-      collective_epilogue.store_tail_and_post(epi_load_pipeline, epi_load_state_next, epi_store_pipeline,
-                                              epi_store_state_next, mma_thread_idx, int(NumMmaThreads), stage,
-                                              assignment);
+      // Split-K: every part but the last to arrive leaves after writing its partial tile.
+      if (params.split_k > 1 &&
+          !split_reduce_(params, accumulators, tiled_mma, assignment, split_part, mma_thread_idx, shared_storage))
+        return;
+      if constexpr (Config::swiglu_pairs) {
+        swiglu_store_and_post_(params, accumulators, tiled_mma, assignment, mma_thread_idx);
+      } else {
+        auto [epi_load_state_next, epi_store_state_next] = collective_epilogue.store(
+            epi_load_pipeline, epi_load_pipe_consumer_state, epi_store_pipeline, epi_store_pipe_producer_state,
+            problem_shape_MNKL, blk_shape, blk_coord, accumulators, tiled_mma, mma_thread_idx,
+            shared_storage.tensors.epilogue);
+        collective_epilogue.store_tail_and_post(epi_load_pipeline, epi_load_state_next, epi_store_pipeline,
+                                                epi_store_state_next, mma_thread_idx, int(NumMmaThreads), stage,
+                                                assignment);
+      }
     }
 #endif
   }
 
  private:
+  // The (row, column) inside the tile of each accumulator of this MMA thread.
+  template <class Accumulators>
+  CUTLASS_DEVICE static auto accumulator_coords_(TiledMma const& tiled_mma, int mma_thread_idx, Accumulators const&) {
+    using namespace cute;
+    Tensor cD = make_identity_tensor(take<0, 2>(TileShape{}));  // (BLK_M,BLK_N) -> (m,n)
+    return tiled_mma.get_thread_slice(mma_thread_idx).partition_C(cD);
+  }
+
+  // Split-K reduction, by the 256 MMA threads after their mainloop. Accumulator pairs (2j, 2j+1)
+  // are adjacent columns of one row (the GMMA C fragment), so rows past m are skipped per pair.
+  //   1. store this part's partial tile (plain stores);
+  //   2. MMA-thread barrier; thread 0: atom.acq_rel.gpu.add on the tile's counter. Release
+  //      publishes the CTA's partial (ordered before it by the barrier); acquire makes every
+  //      earlier part's partial visible. The last part resets the counter (everyone has arrived);
+  //   3. barrier; the last part sums parts 0..split_k-1 in that order (its own from registers,
+  //      the others through L2 with ld.global.cg) into its accumulators. Returns true for it.
+  template <class Accumulators>
+  CUTLASS_DEVICE static bool split_reduce_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
+                                           Assignment const& a, int part, int mma_thread_idx,
+                                           SharedStorage& shared_storage) {
+    using namespace cute;
+    static_assert(int(size(Accumulators{})) == kAccumulators, "unexpected accumulator fragment");
+    auto coords = accumulator_coords_(tiled_mma, mma_thread_idx, acc);
+    const int rows = int(get<0>(params.problem_shape)) - a.tile.m * Config::tile_m;
+    const int tile = params.stage.grid.linear(a.tile);
+    const int parts = params.split_k;
+    auto partial = [&](int p) {
+      return reinterpret_cast<float2*>(params.split_partials) +
+             (size_t(tile) * size_t(parts) + size_t(p)) * size_t(kAccumulators / 2) * NumMmaThreads + mma_thread_idx;
+    };
+    float2* mine = partial(part);
+    CUTLASS_PRAGMA_UNROLL
+    for (int j = 0; j < kAccumulators / 2; ++j)
+      if (get<0>(coords(2 * j)) < rows) mine[size_t(j) * NumMmaThreads] = make_float2(acc(2 * j), acc(2 * j + 1));
+    ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+    if (mma_thread_idx == 0) {
+      uint32_t* counter = params.split_counters + tile;
+      const uint32_t arrived = device::fetch_add_acq_rel_gpu(counter, 1u) + 1u;
+      const bool last = arrived == uint32_t(parts);
+      if (last) device::store_relaxed_gpu(counter, 0u);  // every part has arrived: nobody else touches it
+      shared_storage.split_last = last ? 1u : 0u;
+    }
+    ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+    if (shared_storage.split_last == 0) return false;
+    CUTLASS_PRAGMA_UNROLL
+    for (int j = 0; j < kAccumulators / 2; ++j) {
+      if (get<0>(coords(2 * j)) >= rows) continue;
+      float2 sum = make_float2(0.f, 0.f);
+      for (int p = 0; p < parts; ++p) {
+        const float2 v = p == part ? make_float2(acc(2 * j), acc(2 * j + 1)) : __ldcg(partial(p) + size_t(j) * NumMmaThreads);
+        sum.x += v.x;
+        sum.y += v.y;
+      }
+      acc(2 * j) = sum.x;
+      acc(2 * j + 1) = sum.y;
+    }
+    return true;
+  }
+
+  // SwiGLU epilogue: D[m, c] = SiLU(gate) * up with (gate, up) = accumulators (2j, 2j+1) at tile
+  // columns (2c', 2c' + 1). Plain stores from registers, then the MMA-thread barrier orders them
+  // before thread 0's release (generic proxy on both sides of the semaphore; the consumer's TMA
+  // reads fence after their acquire).
+  template <class Accumulators>
+  CUTLASS_DEVICE static void swiglu_store_and_post_(Params const& params, Accumulators const& acc,
+                                                    TiledMma const& tiled_mma, Assignment const& a,
+                                                    int mma_thread_idx) {
+    using namespace cute;
+    auto coords = accumulator_coords_(tiled_mma, mma_thread_idx, acc);
+    const int m = int(get<0>(params.problem_shape)), n = int(get<1>(params.problem_shape));
+    const int row0 = a.tile.m * Config::tile_m, col0 = a.tile.n * Config::tile_n;
+    const int ld = n / 2;
+    CUTLASS_PRAGMA_UNROLL
+    for (int j = 0; j < kAccumulators / 2; ++j) {
+      const int r = row0 + int(get<0>(coords(2 * j)));
+      const int c = col0 + int(get<1>(coords(2 * j)));
+      if (r < m && c < n) {
+        const float g = acc(2 * j), u = acc(2 * j + 1);
+        const float h = g / (1.0f + __expf(-g)) * u;
+        params.swiglu_d[size_t(r) * size_t(ld) + size_t(c / 2)] = ::cutlass::bfloat16_t(h);
+      }
+    }
+    StageT const& stage = params.stage;
+    if constexpr (StageT::num_outputs > 0) {
+      ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+      if (mma_thread_idx == 0 &&
+          !(stage.error != nullptr && device::load_relaxed_gpu(&stage.error->code) != 0))
+        stage.post_leader(a);
+    } else if (stage.trace != nullptr) {
+      ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+      if (mma_thread_idx == 0) stage.record_end_leader(a);
+    }
+  }
+
   // Pseudo-random per (tile, epoch), so every run of a test sees a different interleaving.
   CUTLASS_DEVICE static void debug_delay_(uint32_t max_ns, Assignment const& a) {
     uint32_t h = uint32_t(a.position) * 0x9E3779B1u ^ (a.epoch + 0x7F4A7C15u) * 0x85EBCA77u;
@@ -360,6 +521,15 @@ class Gemm {
     auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
     if (misaligned(args.a) || misaligned(args.b) || misaligned(args.d))
       return status(errc::not_supported, "sm90 GEMM " + dims + ": a, b and d must be 16-byte aligned (TMA)");
+    if (args.split_k < 1 || args.split_k > ceil_div(args.k, Config::tile_k))
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": split_k=" + std::to_string(args.split_k) +
+                                                " must be in [1, " + std::to_string(ceil_div(args.k, Config::tile_k)) +
+                                                "] (the number of " + std::to_string(Config::tile_k) +
+                                                "-wide k-blocks)");
+    if (args.split_k > 1 && (args.split_workspace == nullptr || misaligned(args.split_workspace)))
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": split_k=" + std::to_string(args.split_k) +
+                                                " needs a 16-byte aligned split_workspace of split_workspace_bytes() = " +
+                                                std::to_string(split_workspace_bytes(args)) + " bytes");
     const auto shape = problem_shape_(args);
     if (!Kernel::Mainloop::can_implement(shape, mainloop_args_(args)) ||
         !Kernel::Epilogue::can_implement(shape, epilogue_args_(args)))
@@ -386,7 +556,32 @@ class Gemm {
     p.epilogue = Kernel::Epilogue::to_underlying_arguments(shape, epilogue_args_(args), nullptr);
     p.stage = stage;
     p.debug_max_tile_delay_ns = args.debug_max_tile_delay_ns;
+    p.split_k = args.split_k;
+    if (args.split_k > 1) {
+      auto* base = static_cast<unsigned char*>(args.split_workspace);
+      p.split_counters = reinterpret_cast<uint32_t*>(base);
+      p.split_partials = reinterpret_cast<float*>(base + counters_bytes_(stage.grid));
+    }
+    if constexpr (Config::swiglu_pairs) p.swiglu_d = args.d;
+    shorten_a_box_(p, args);
     return p;
+  }
+
+  // Bytes of split_workspace for args.split_k (0 without split): a counter per tile, then
+  // split_k fp32 partial tiles per tile.
+  [[nodiscard]] static size_t split_workspace_bytes(const Arguments& args) {
+    if (args.split_k <= 1) return 0;
+    const Grid g = tile_grid<Config>(args.m, args.n);
+    return counters_bytes_(g) + size_t(g.size()) * size_t(args.split_k) * Kernel::kPartialBytes;
+  }
+  // Zeroes the split-K counters (stream-ordered). Once, before the workspace's first use; a
+  // completed run leaves them at zero.
+  [[nodiscard]] static status clear_split_workspace(const Arguments& args, cudaStream_t stream) {
+    if (args.split_k <= 1) return {};
+    if (args.split_workspace == nullptr)
+      return status(errc::invalid_argument, "sm90 GEMM clear_split_workspace: split_workspace is null");
+    return cuda_status(cudaMemsetAsync(args.split_workspace, 0, counters_bytes_(tile_grid<Config>(args.m, args.n)), stream),
+                       "cudaMemsetAsync(split-K counters)");
   }
 
   // A launch for baton::launch_chain: one CTA per output tile, 384 threads, smem_bytes of
@@ -397,10 +592,45 @@ class Gemm {
     auto* kernel = &gemm_kernel<Kernel>;
     BATON_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
                           "cudaFuncSetAttribute(sm90 GEMM, MaxDynamicSharedMemorySize)"));
-    return baton::make_launch(kernel, dim3(unsigned(stage.grid.size())), dim3(threads), smem_bytes, params.value());
+    auto l = baton::make_launch(kernel, dim3(unsigned(stage.grid.size() * args.split_k)), dim3(threads), smem_bytes,
+                                params.value());
+    l.ctas_per_tile = args.split_k;
+    return l;
   }
 
  private:
+  static size_t counters_bytes_(Grid g) { return (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256; }
+
+  // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, and TMA spends
+  // time on every out-of-bounds row it zero-fills (measured on the H200: m = 1 ran 1.6x slower
+  // than m = 128). For m <= 64 the A descriptor is re-encoded with the smallest box of 8, 16, 32
+  // or 64 rows that covers m: the same coordinates and shared-memory destination (the 128B
+  // swizzle atom is 8 rows, so the box's rows land where the full box would put them), fewer
+  // bytes; the pipeline's expected transaction bytes shrink to match. Rows past the box keep
+  // stale shared memory; they only feed accumulator rows >= m, which are never stored.
+  static void shorten_a_box_(Params& p, const Arguments& args) {
+    if (args.m > 64 || Config::tile_m <= 64) return;
+    if (args.m <= 8) shorten_a_box_to_<8>(p, args);
+    else if (args.m <= 16) shorten_a_box_to_<16>(p, args);
+    else if (args.m <= 32) shorten_a_box_to_<32>(p, args);
+    else shorten_a_box_to_<64>(p, args);
+  }
+  template <int Rows>
+  static void shorten_a_box_to_(Params& p, const Arguments& args) {
+    using namespace cute;
+    using Mainloop = typename Kernel::Mainloop;
+    using StrideA = typename Mainloop::StrideA;
+    auto tensor_a = make_tensor(args.a, make_layout(make_shape(args.m, args.k, 1),
+                                                    ::cutlass::make_cute_packed_stride(StrideA{}, make_shape(args.m, args.k, 1))));
+    auto smem_a = tile_to_shape(typename Mainloop::SmemLayoutAtomA{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
+    auto tma = make_tma_copy_A_sm90(typename Mainloop::GmemTiledCopyA{}, tensor_a, smem_a,
+                                    Shape<Int<Rows>, Int<Config::tile_n>, Int<Config::tile_k>>{},
+                                    typename Config::ClusterShape{});
+    p.mainloop.tma_load_a.tma_desc_ = tma.tma_desc_;
+    p.mainloop.tma_transaction_bytes_mk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
+    p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+  }
+
   static typename Kernel::ProblemShape problem_shape_(const Arguments& args) {
     return typename Kernel::ProblemShape{args.m, args.n, args.k, 1};
   }
@@ -462,13 +692,14 @@ class Gemm {
                                               " is not this GEMM's tile grid " + to_string(stage.grid));
     if constexpr (detail::has_gemm_a_footprint<std::remove_cvref_t<decltype(policy)>>) {
       const footprint::GemmA& f = policy.footprint;
-      if (f.prod_tile_m != Config::tile_m || f.prod_tile_n != Config::tile_n || f.rows != args.m || f.cols != args.n)
+      const int d_cols = Config::out_cols(args.n);
+      if (f.prod_tile_m != Config::tile_m || f.prod_tile_n != Config::out_tile_n || f.rows != args.m || f.cols != d_cols)
         return status(errc::invalid_policy,
                       what + "GemmA footprint (rows " + std::to_string(f.rows) + ", cols " + std::to_string(f.cols) +
                           ", producer tile " + std::to_string(f.prod_tile_m) + "x" + std::to_string(f.prod_tile_n) +
                           ") does not describe this GEMM's D [" + std::to_string(args.m) + ", " +
-                          std::to_string(args.n) + "] in " + std::to_string(Config::tile_m) + "x" +
-                          std::to_string(Config::tile_n) + " tiles (use gemm_a_footprint)");
+                          std::to_string(d_cols) + "] in " + std::to_string(Config::tile_m) + "x" +
+                          std::to_string(Config::out_tile_n) + " tiles (use gemm_a_footprint)");
     }
     return {};
   }

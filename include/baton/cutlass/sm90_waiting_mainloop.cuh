@@ -26,6 +26,7 @@
 
 #if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -36,6 +37,7 @@
 #include <cutlass/pipeline/pipeline.hpp>
 
 #include "baton/device/flags.hpp"
+#include "baton/footprint.hpp"
 #include "baton/policy.hpp"
 #include "baton/stage.hpp"
 
@@ -49,14 +51,34 @@ struct NoInputWaits {
   CUTLASS_DEVICE void fence_for_tma_reads() {}
 };
 
-// The inputs of a baton Stage, for the tile `assignment` took. One thread uses it (the elected
-// lane of the producer warp), so it may keep state.
+namespace detail {
+template <class P>
+concept k_local_policy = requires(P const& p) {
+  { p.footprint } -> std::convertible_to<footprint::GemmA>;
+  { p.per_k_block } -> std::convertible_to<bool>;
+};
+// Does a CTA that starts at k-block k_begin > 0 (split-K) also have to make the policy's waits of
+// k-blocks [0, k_begin)? A policy's waits for k-block k cover every later k-block, so in general
+// yes. Per-k-block policies over a GemmA footprint wait at k exactly for the producer tiles that
+// k-block k reads (footprint.rect(t, k)), so they do not.
+template <class P>
+CUTLASS_DEVICE bool needs_prefix_waits(P const& p) {
+  if constexpr (k_local_policy<P>) return !p.per_k_block;
+  else return true;
+}
+}  // namespace detail
+
+// The inputs of a baton Stage, for the tile `assignment` took, from k-block k_begin on (0, or
+// the first k-block of this CTA's split-K part). The mainloop calls ready/wait with k-blocks
+// relative to k_begin. One thread uses it (the elected lane of the producer warp), so it may
+// keep state.
 template <class StageT>
 struct StageInputWaits {
   static constexpr bool enabled = StageT::num_inputs > 0;
   static constexpr int num_inputs = StageT::num_inputs;
   const StageT* stage = nullptr;
   Assignment assignment{};
+  int k_begin = 0;
   bool failed = false;         // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
   bool fence_pending = false;  // an acquire happened since the last proxy fence
   // Per input, the last semaphore seen satisfied (index + 1, 0: none) and its target. A
@@ -73,7 +95,7 @@ struct StageInputWaits {
   }
   // Blocking: spin (with backoff and the stage's watchdog) until k-block k may be read.
   CUTLASS_DEVICE void wait(int k) {
-    if (!failed && !stage->wait_leader(assignment, k)) failed = true;
+    if (!failed) wait_(k, std::make_integer_sequence<int, num_inputs>{});
     fence_pending = true;
   }
   // After the acquires, before the TMA (async proxy) reads what they published. One fence
@@ -84,12 +106,24 @@ struct StageInputWaits {
   }
 
  private:
+  // The absolute k-blocks whose waits input I makes before local k-block k.
+  template <int I>
+  CUTLASS_DEVICE int first_k_(int k) const {
+    if (k != 0 || k_begin == 0) return k_begin + k;
+    return detail::needs_prefix_waits(baton::detail::get<I>(stage->in).policy) ? 0 : k_begin;
+  }
   template <int... I>
   CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) {
     return (input_ready_<I>(k) && ...);
   }
   template <int I>
   CUTLASS_DEVICE bool input_ready_(int k) {
+    for (int kk = first_k_<I>(k); kk <= k_begin + k; ++kk)
+      if (!input_ready_at_<I>(kk)) return false;
+    return true;
+  }
+  template <int I>
+  CUTLASS_DEVICE bool input_ready_at_(int k) {
     const auto& e = baton::detail::get<I>(stage->in);
     const Assignment& a = assignment;
     return e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
@@ -101,6 +135,15 @@ struct StageInputWaits {
       fence_pending = true;
       return true;
     });
+  }
+  template <int... I>
+  CUTLASS_DEVICE void wait_(int k, std::integer_sequence<int, I...>) {
+    ((failed ? (void)0 : input_wait_<I>(k)), ...);
+  }
+  template <int I>
+  CUTLASS_DEVICE void input_wait_(int k) {
+    for (int kk = first_k_<I>(k); kk <= k_begin + k && !failed; ++kk)
+      if (!stage->template wait_input_leader<I>(assignment, kk)) failed = true;
   }
 };
 

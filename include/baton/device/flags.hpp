@@ -70,6 +70,28 @@ BATON_HOST_DEVICE uint64_t fetch_add_relaxed_gpu(uint64_t* p, uint64_t v) {
 #endif
 }
 
+// atom.acq_rel.gpu.add on a 32-bit counter; returns the previous value. Release: this thread's
+// (and, after a CTA barrier, the CTA's) earlier writes are visible before the increment; acquire:
+// the caller sees what every earlier incrementer published (split-K arrival counters).
+BATON_HOST_DEVICE uint32_t fetch_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
+#if BATON_DEVICE_PASS
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+#else
+  return std::atomic_ref<uint32_t>(*p).fetch_add(v, std::memory_order_acq_rel);
+#endif
+}
+
+// st.relaxed.gpu: a coherent 32-bit store with no ordering (resetting a counter nobody races on).
+BATON_HOST_DEVICE void store_relaxed_gpu(uint32_t* p, uint32_t v) {
+#if BATON_DEVICE_PASS
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_relaxed);
+#endif
+}
+
 // atom.cas.relaxed.gpu: claims an error record exactly once.
 BATON_HOST_DEVICE uint32_t cas_relaxed_gpu(uint32_t* p, uint32_t expected, uint32_t desired) {
 #if BATON_DEVICE_PASS

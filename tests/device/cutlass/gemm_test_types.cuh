@@ -5,6 +5,7 @@
 
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
+#include "baton/cutlass/swiglu.cuh"
 
 namespace bt::gemm {
 
@@ -19,6 +20,13 @@ using ProducerStage = baton::Stage<baton::RowMajor, baton::outputs<Edge>, baton:
 using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<Edge>>;  // waits per k-block
 
 [[nodiscard]] baton::result<baton::StageLaunch> producer_launch(const ProducerStage& stage, const Args& args);
+
+// SwiGLU producer: GEMM over interleaved gate/up weights [2F, K], writes SiLU(gate) * up [M, F].
+using SwiConfig = baton::sm90::GemmConfig<Config::TileShape, Config::FusionOp, /*SwiGluPairs=*/true>;
+using SwiArgs = baton::sm90::GemmArguments<SwiConfig>;
+[[nodiscard]] baton::result<baton::StageLaunch> swiglu_producer_launch(const ProducerStage& stage, const SwiArgs& args);
+[[nodiscard]] size_t swiglu_split_workspace_bytes(const SwiArgs& args);
+[[nodiscard]] size_t split_workspace_bytes(const Args& args);
 [[nodiscard]] baton::result<baton::StageLaunch> consumer_launch(const ConsumerStage& stage, const Args& args);
 
 }  // namespace bt::gemm

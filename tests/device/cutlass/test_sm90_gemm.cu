@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../device_test_util.cuh"
@@ -221,13 +222,17 @@ struct TwoGemms {
   Chain chain;
   StageRef<RowMajor> a, b;
   EdgeRef<Edge> e;
-  explicit TwoGemms(ChainShape shape) : s(shape) {
+  // per_k_block = false: the same policy type waiting for all of a consumer tile's producer
+  // tiles before k-block 0 (per-tile waits, which split-K parts past k-block 0 must also make).
+  explicit TwoGemms(ChainShape shape, bool per_k_block = true) : s(shape) {
     g1 = sm90::tile_grid<Config>(s.m, s.n1);
     g2 = sm90::tile_grid<Config>(s.m, s.n2);
     fp = sm90::gemm_a_footprint<Config>(s.m, s.n1);
     a = chain.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
     b = chain.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
-    e = chain.add_edge(a, b, Edge{g1, fp}, deps::gemm_a(fp, g2));
+    Edge policy{g1, fp};
+    policy.per_k_block = per_k_block;
+    e = chain.add_edge(a, b, policy, deps::gemm_a(fp, g2));
   }
 };
 
@@ -235,13 +240,15 @@ struct ChainRun {
   int iterations = 100;
   uint32_t producer_delay_ns = 0;
   schedule sched = schedule::pdl;
+  int split1 = 1, split2 = 1;  // split-K parts of GEMM1 and GEMM2
+  bool per_k_block = true;
 };
 
 class Sm90GemmChains : public Sm90Gemm {
  protected:
   // Runs `run.iterations` chain iterations; returns Z of the last one.
   std::vector<bf16> run_chain(const ChainShape& shape, const ChainRun& run) {
-    TwoGemms t(shape);
+    TwoGemms t(shape, run.per_k_block);
     const ChainShape& s = t.s;
     std::vector<bf16> z_last;
     status v = t.chain.validate();
@@ -262,6 +269,14 @@ class Sm90GemmChains : public Sm90Gemm {
     const auto w2 = random_bf16(size_t(s.n2) * s.n1, 12, 1.f / std::sqrt(float(s.n1)));
     upload(dw1.get(), w1);
     upload(dw2.get(), w2);
+    // Split-K workspaces, zeroed once: the counters must return to zero after every run.
+    Args split_shape1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()}, split_shape2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
+    split_shape1.split_k = run.split1;
+    split_shape2.split_k = run.split2;
+    const size_t sw1 = bt::gemm::split_workspace_bytes(split_shape1), sw2 = bt::gemm::split_workspace_bytes(split_shape2);
+    auto dsw1 = bt::dev_alloc<unsigned char>(std::max<size_t>(sw1, 16)), dsw2 = bt::dev_alloc<unsigned char>(std::max<size_t>(sw2, 16));
+    EXPECT_EQ(cudaSuccess, cudaMemsetAsync(dsw1.get(), 0, std::max<size_t>(sw1, 16), stream));
+    EXPECT_EQ(cudaSuccess, cudaMemsetAsync(dsw2.get(), 0, std::max<size_t>(sw2, 16), stream));
 
     // alpha of the producer between fresh iterations: powers of two, never the previous value.
     const float scales[8] = {2.f, -1.f, 0.5f, -4.f, 0.25f, -0.5f, 4.f, -2.f};
@@ -280,7 +295,11 @@ class Sm90GemmChains : public Sm90Gemm {
       Args a1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()};
       a1.fusion.alpha = alpha;
       a1.debug_max_tile_delay_ns = run.producer_delay_ns;
-      const Args a2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
+      a1.split_k = run.split1;
+      a1.split_workspace = dsw1.get();
+      Args a2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
+      a2.split_k = run.split2;
+      a2.split_workspace = dsw2.get();
       auto l1 = bt::gemm::producer_launch(sa.value(), a1);
       auto l2 = bt::gemm::consumer_launch(sb.value(), a2);
       EXPECT_TRUE(l1.ok() && l2.ok()) << l1.error().to_string() << l2.error().to_string();
@@ -328,8 +347,16 @@ class Sm90GemmChains : public Sm90Gemm {
                                       cudaMemcpyDeviceToHost));
     EXPECT_EQ(cudaSuccess, cudaMemcpy(&tickets[1], static_cast<unsigned char*>(ws) + t.chain.ticket_offset(1), 8,
                                       cudaMemcpyDeviceToHost));
-    EXPECT_EQ(tickets[0], uint64_t(run.iterations) * uint64_t(t.g1.size()));
-    EXPECT_EQ(tickets[1], uint64_t(run.iterations) * uint64_t(t.g2.size()));
+    EXPECT_EQ(tickets[0], uint64_t(run.iterations) * uint64_t(t.g1.size()) * uint64_t(run.split1));
+    EXPECT_EQ(tickets[1], uint64_t(run.iterations) * uint64_t(t.g2.size()) * uint64_t(run.split2));
+    // Every split-K counter is back at zero (the last part of each tile reset it).
+    for (auto [ptr, bytes, tiles] : {std::tuple{dsw1.get(), sw1, t.g1.size()}, std::tuple{dsw2.get(), sw2, t.g2.size()}}) {
+      if (bytes == 0) continue;
+      std::vector<uint32_t> counters(static_cast<size_t>(tiles));
+      EXPECT_EQ(cudaSuccess, cudaMemcpy(counters.data(), ptr, counters.size() * 4, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(size_t(std::count(counters.begin(), counters.end(), 0u)), counters.size())
+          << s.name << ": split-K counters not reset";
+    }
     return z_last;
   }
 };
@@ -349,6 +376,155 @@ TEST_P(Sm90GemmChain, KBlockWaits100Iterations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Sm90GemmChain, ::testing::Values(kWide, kRagged, kDecode, kTwoWaves),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- (b2) split-K -------------------------------------------------------------------------------
+
+// Split-K on either side of the edge: the producer's parts reduce in the last CTA to arrive, which
+// alone publishes the tile; the consumer's parts past k-block 0 wait only for their own k-blocks
+// (per-k-block policy) or also for the waits of k-block 0 (per-tile policy). Parts of uneven
+// length (k-blocks not divisible by the split), m = 1 and m = 17 (short A boxes of 8 and 32 rows).
+struct SplitCase {
+  const char* name;
+  ChainShape shape;
+  int split1, split2;
+  bool per_k_block;
+};
+class Sm90GemmSplitK : public Sm90GemmChains, public ::testing::WithParamInterface<SplitCase> {};
+
+TEST_P(Sm90GemmSplitK, MatchesReferenceOver100Iterations) {
+  const SplitCase c = GetParam();
+  ChainRun run{bt::scaled(100), 0, schedule::pdl};
+  run.split1 = c.split1;
+  run.split2 = c.split2;
+  run.per_k_block = c.per_k_block;
+  (void)run_chain(c.shape, run);
+}
+
+TEST_P(Sm90GemmSplitK, RandomProducerDelays) {
+  const SplitCase c = GetParam();
+  ChainRun run{bt::scaled(100), 20000, schedule::pdl};
+  run.split1 = c.split1;
+  run.split2 = c.split2;
+  run.per_k_block = c.per_k_block;
+  (void)run_chain(c.shape, run);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Sm90GemmSplitK,
+    ::testing::Values(SplitCase{"decode_m1_kblock", {"decode_m1", 1, 1024, 512, 256}, 4, 3, true},
+                      SplitCase{"decode_m1_tile", {"decode_m1", 1, 1024, 512, 256}, 3, 5, false},
+                      SplitCase{"m17_kblock", {"m17", 17, 768, 1536, 512}, 5, 2, true},
+                      SplitCase{"ragged_kblock", {"ragged", 200, 392, 136, 264}, 2, 3, true},
+                      SplitCase{"ragged_tile", {"ragged", 200, 392, 136, 264}, 3, 2, false},
+                      SplitCase{"m64_producer_only", {"m64", 64, 512, 2048, 384}, 8, 1, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(Sm90Gemm, SplitKRejectsBadArguments) {
+  TwoGemms t(ChainShape{"small", 256, 256, 256, 256});
+  BT_ASSERT_OK(t.chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(t.chain, wsh);
+  auto sa = t.chain.bind(t.a, ws, t.chain.workspace_bytes(), outs(t.e), ins());
+  ASSERT_TRUE(sa.ok());
+  auto buf = bt::dev_alloc<bf16>(1 << 20);
+  bf16* p = buf.get();
+  Args no_ws{256, 256, 256, p, p, p};
+  no_ws.split_k = 2;
+  auto r = bt::gemm::producer_launch(sa.value(), no_ws);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("split_workspace"), std::string::npos) << r.error().message();
+  Args too_many{256, 256, 256, p, p, p};
+  too_many.split_k = 5;  // 4 k-blocks
+  too_many.split_workspace = p;
+  r = bt::gemm::producer_launch(sa.value(), too_many);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("split_k=5 must be in [1, 4]"), std::string::npos) << r.error().message();
+  // The launch carries the CTA count: tiles x parts.
+  Args ok{256, 256, 256, p, p, p};
+  ok.split_k = 3;
+  ok.split_workspace = p;
+  r = bt::gemm::producer_launch(sa.value(), ok);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r.value().grid.x, unsigned(3 * t.g1.size()));
+  EXPECT_EQ(r.value().ctas_per_tile, 3);
+}
+
+// ---- (b3) SwiGLU producer -------------------------------------------------------------------------
+
+// H = SiLU(X Wg^T) * (X Wu^T) from one GEMM over interleaved weights, then Z = H W2^T with
+// per-k-block waits; with and without split-K on the SwiGLU GEMM; ragged F (not a multiple of 64).
+struct SwiCase {
+  const char* name;
+  int m, f, k, n2, split1;
+};
+class Sm90SwiGlu : public Sm90Gemm, public ::testing::WithParamInterface<SwiCase> {};
+
+TEST_P(Sm90SwiGlu, ChainMatchesReference) {
+  const SwiCase c = GetParam();
+  using bt::gemm::SwiArgs;
+  using bt::gemm::SwiConfig;
+  const Grid g1 = sm90::tile_grid<SwiConfig>(c.m, 2 * c.f), g2 = sm90::tile_grid<Config>(c.m, c.n2);
+  const footprint::GemmA fp = sm90::gemm_a_footprint<SwiConfig, Config>(c.m, c.f);
+  Chain chain;
+  auto a = chain.add_stage("gate_up", g1, RowMajor{}, {.reads = {"X", "Wgu"}, .writes = {"H"}});
+  auto b = chain.add_stage("down", g2, RowMajor{}, {.reads = {"H", "W2"}, .writes = {"Z"}});
+  auto e = chain.add_edge(a, b, Edge{g1, fp}, deps::gemm_a(fp, g2));
+  BT_ASSERT_OK(chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(chain, wsh);
+  auto sa = chain.bind(a, ws, chain.workspace_bytes(), outs(e), ins(), kBind);
+  auto sb = chain.bind(b, ws, chain.workspace_bytes(), outs(), ins(e), kBind);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+
+  const auto x = random_bf16(size_t(c.m) * c.k, 21, 1.f);
+  const auto wg = random_bf16(size_t(c.f) * c.k, 22, 1.f / std::sqrt(float(c.k)));
+  const auto wu = random_bf16(size_t(c.f) * c.k, 23, 1.f / std::sqrt(float(c.k)));
+  const auto w2 = random_bf16(size_t(c.n2) * c.f, 24, 1.f / std::sqrt(float(c.f)));
+  auto dx = bt::dev_alloc<bf16>(x.size()), dwg = bt::dev_alloc<bf16>(wg.size()), dwu = bt::dev_alloc<bf16>(wu.size());
+  auto dw1 = bt::dev_alloc<bf16>(2 * wg.size()), dw2 = bt::dev_alloc<bf16>(w2.size());
+  auto dh = bt::dev_alloc<bf16>(size_t(c.m) * c.f), dz = bt::dev_alloc<bf16>(size_t(c.m) * c.n2);
+  upload(dx.get(), x);
+  upload(dwg.get(), wg);
+  upload(dwu.get(), wu);
+  upload(dw2.get(), w2);
+  BT_ASSERT_OK(sm90::pack_swiglu_weights(dwg.get(), dwu.get(), dw1.get(), c.f, c.k, stream));
+
+  SwiArgs a1{c.m, 2 * c.f, c.k, dx.get(), dw1.get(), dh.get()};
+  a1.split_k = c.split1;
+  const size_t swb = bt::gemm::swiglu_split_workspace_bytes(a1);
+  auto dsw = bt::dev_alloc<unsigned char>(std::max<size_t>(swb, 16));
+  BT_CUDA(cudaMemsetAsync(dsw.get(), 0, std::max<size_t>(swb, 16), stream));
+  a1.split_workspace = dsw.get();
+  const Args a2{c.m, c.n2, c.f, dh.get(), dw2.get(), dz.get()};
+  auto l1 = bt::gemm::swiglu_producer_launch(sa.value(), a1);
+  auto l2 = bt::gemm::consumer_launch(sb.value(), a2);
+  ASSERT_TRUE(l1.ok() && l2.ok()) << (l1.ok() ? "" : l1.error().to_string()) << (l2.ok() ? "" : l2.error().to_string());
+
+  const auto g_ref = reference_gemm(x, wg, c.m, c.f, c.k, 1.f), u_ref = reference_gemm(x, wu, c.m, c.f, c.k, 1.f);
+  std::vector<float> h_ref(g_ref.size());
+  for (size_t i = 0; i < h_ref.size(); ++i) h_ref[i] = g_ref[i] / (1.f + std::exp(-g_ref[i])) * u_ref[i];
+  const auto z_ref = reference_gemm(to_bf16(h_ref), w2, c.m, c.n2, c.f, 1.f);
+  for (int it = 0; it < 20; ++it) {
+    poison(dh.get(), size_t(c.m) * c.f);
+    poison(dz.get(), size_t(c.m) * c.n2);
+    BT_ASSERT_OK(launch_chain(chain, stream, {l1.value(), l2.value()}));
+    const auto h = download(dh.get(), size_t(c.m) * c.f), z = download(dz.get(), size_t(c.m) * c.n2);
+    const Error eh = compare(h, h_ref), ez = compare(z, z_ref);
+    ASSERT_EQ(eh.nonfinite, 0u) << c.name << " iteration " << it << ": H tiles left unwritten";
+    ASSERT_EQ(ez.nonfinite, 0u) << c.name << " iteration " << it << ": Z has NaN";
+    ASSERT_LT(eh.rel_frobenius, 1e-2) << c.name << " iteration " << it << " (H)";
+    ASSERT_LT(ez.rel_frobenius, 1e-2) << c.name << " iteration " << it << " (Z)";
+    if (it == 0)
+      std::printf("[ swiglu ] %s: rel Frobenius error H %.2e, Z %.2e\n", c.name, eh.rel_frobenius, ez.rel_frobenius);
+  }
+  BT_ASSERT_OK(check_errors(chain, ws, stream));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Sm90SwiGlu,
+                         ::testing::Values(SwiCase{"m1_split3", 1, 344, 1024, 256, 3},
+                                           SwiCase{"m200_ragged_f", 200, 344, 520, 264, 1},
+                                           SwiCase{"m512_split2", 512, 512, 1024, 384, 2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // ---- (c) stress: random producer delays ----------------------------------------------------------
