@@ -1,9 +1,17 @@
-// mlp: the GPT-3 style MLP, Y = GeLU(X W1^T), Z = Y W2^T, bf16 in/out, fp32 accumulation.
-//   X [M, H], W1 [F, H], W2 [H, F] (nn.Linear layout [N, K]), Y [M, F], Z [M, H].
-// Preset gpt3 (175B, 8-way tensor-parallel shard): H = 12288, F = 6144, M in {1, 2, 4, ..., 2048}.
-// See docs/mlp.md.
+// mlp: transformer MLPs, bf16 in/out, fp32 accumulation. X [M, H], W2 [H, F] (nn.Linear layout
+// [N, K]), Y [M, F], Z [M, H]:
+//   --act gelu    (GPT-3)  Y = GeLU(X W1^T),               W1 [F, H]
+//   --act swiglu  (LLaMA)  Y = SiLU(X Wg^T) * (X Wu^T),   W1 [2F, H] = Wg, Wu rows interleaved
+//                          (baton::sm90::pack_swiglu_weights), one GEMM with a SwiGLU pair epilogue
+//   then Z = Y W2^T.
+// Presets (tensor-parallel shards): gpt3 H = 12288, F = 6144 (GeLU); llama H = 8192, F = 2752
+// (SwiGLU); M in {1, 2, 4, ..., 2048}. See docs/mlp.md.
 //
-// Variants, all in the same run, GeLU fused into GEMM1 everywhere:
+// Every variant built on the baton sm90 GEMM uses the same split-K per GEMM
+// (sm90::choose_split_k for the shape, or --split-k), so the variants differ only in how the
+// two GEMMs are synchronized.
+//
+// Variants, all in the same run, the activation fused into GEMM1 except where noted:
 //   cutlass-stream     baseline: the sm90 CUTLASS GEMMs of include/baton/cutlass (stages without
 //                      edges: same kernel code, no waits, no posts) back-to-back on one stream
 //   cutlass-graph      baseline: the same, captured in a CUDA graph
@@ -16,8 +24,13 @@
 //   baton-row          RowPolicy<GemmA>: GEMM2 waits once per row of Y tiles; same
 //   baton-auto         the policy a fixed rule picks before timing (from the measured table: row;
 //                      see auto_picks_row), timed as its own chain and graph
-// CUTLASS Stream-K is not measured (skipped: the baton GEMM kernel is non-persistent, and a
-// Stream-K build would be another instantiation set to compile).
+//   cutlass-streamk-graph     baseline: CUTLASS 4.2 GemmUniversal, cooperative kernel with the
+//                      StreamKScheduler in Stream-K mode (persistent; partial tiles reduced
+//                      through a workspace), same collectives; SwiGLU: GEMM1 plain into [M, 2F],
+//                      then an elementwise SwiGLU kernel. In a graph.
+//   cutlass-persistent-graph  baseline: the same GemmUniversal, data-parallel decomposition (the
+//                      persistent kernel; our baton GEMM is the non-persistent one). In a graph.
+// cuBLASLt for SwiGLU: GEMM1 into [M, 2F], the same SwiGLU kernel, GEMM2.
 //
 // Method (BENCHMARKS.md): CUDA events, warm-up, median of --reps timed repetitions (each rep is
 // --iters-per-graph MLP iterations, in one graph or launched back to back, divided). Inputs are
@@ -61,14 +74,18 @@ namespace {
 
 const std::vector<int> kGpt3M = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048};
 constexpr int kGpt3Hidden = 12288, kGpt3Ffn = 6144;
+constexpr int kLlamaHidden = 8192, kLlamaFfn = 2752;
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 constexpr uint64_t kWatchdogNs = 2'000'000'000ull;  // a sync bug reports instead of hanging
-const std::vector<std::string> kVariants = {"cutlass-stream", "cutlass-graph", "cutlass-pdl-graph", "cublaslt-graph",
-                                            "baton-kblock",   "baton-row",     "baton-auto"};
+const std::vector<std::string> kVariants = {"cutlass-stream",        "cutlass-graph",           "cutlass-pdl-graph",
+                                            "cutlass-streamk-graph", "cutlass-persistent-graph", "cublaslt-graph",
+                                            "baton-kblock",          "baton-row",               "baton-auto"};
 
 struct Args {
   std::vector<int> ms = kGpt3M;
   int hidden = kGpt3Hidden, ffn = kGpt3Ffn;
+  bool swiglu = false;
+  int split1 = 0, split2 = 0;  // 0: sm90::choose_split_k per shape
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -81,22 +98,28 @@ struct Args {
 
 void usage() {
   std::printf(
-      "usage: baton_bench_mlp [--preset gpt3] [--m M1,M2,...] [--hidden H] [--ffn F] [--reps R]\n"
-      "                       [--iters-per-graph I] [--warmup W] [--check-rows N] [--variants V1,V2,...]\n"
-      "                       [--trace M] [--timeout-s S] [--out-dir DIR]\n"
-      "GPT-3 style MLP Y = GeLU(X W1^T), Z = Y W2^T (bf16, fp32 accumulation; X [M,H], W1 [F,H], W2 [H,F]):\n"
-      "CUTLASS sm90 GEMMs on a stream / in a graph / with PDL, cuBLASLt (GELU epilogue) in a graph, and baton\n"
-      "(KBlockPolicy, RowPolicy, and a rule-picked 'auto') chains with PDL in a graph. Every variant's Z is\n"
-      "checked (NaN-poisoned outputs, CPU fp64 reference on sampled rows) before and after timing.\n"
-      "Writes DIR/mlp-gpt3.csv and .json (DIR/mlp-custom.* when H or F differ from the preset).\n"
-      "  --preset gpt3        H=12288, F=6144, M=1,2,4,...,2048 (the default)\n"
+      "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
+      "                       [--split-k auto|S1,S2] [--reps R] [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
+      "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
+      "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
+      "  gelu:   Y = GeLU(X W1^T), W1 [F,H]                  (GPT-3)\n"
+      "  swiglu: Y = SiLU(X Wg^T) * (X Wu^T), one GEMM over W1 [2F,H] with gate/up rows interleaved (LLaMA)\n"
+      "CUTLASS sm90 GEMMs on a stream / in a graph / with PDL, CUTLASS Stream-K and persistent GemmUniversal,\n"
+      "cuBLASLt in a graph, and baton (KBlockPolicy, RowPolicy, and a rule-picked 'auto') chains with PDL in\n"
+      "a graph. Every variant's Z is checked (NaN-poisoned outputs, CPU fp64 reference on sampled rows) before\n"
+      "and after timing. Writes DIR/mlp-gpt3.csv and .json (mlp-llama.*; mlp-custom.* for other shapes).\n"
+      "  --preset gpt3        H=12288, F=6144, GeLU, M=1,2,4,...,2048 (the default)\n"
+      "  --preset llama       H=8192, F=2752, SwiGLU, M=1,2,4,...,2048\n"
       "  --m, --hidden, --ffn any shape; H and F must be multiples of 8 (16-byte TMA rows); M >= 1\n"
+      "  --act gelu|swiglu    GEMM1's activation (default: the preset's)\n"
+      "  --split-k auto|S1,S2 split-K parts of GEMM1 and GEMM2 for every baton-GEMM variant (default auto:\n"
+      "                       baton::sm90::choose_split_k for the shape and the SM count)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
       "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
-      "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cublaslt-graph,\n"
-      "                       baton-kblock,baton-row,baton-auto (default: all)\n"
+      "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
+      "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto (default: all)\n"
       "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
       "                       baton-auto chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
       "                       of the measured M; plot with scripts/plot_timeline.py\n"
@@ -143,10 +166,32 @@ bool parse(int argc, char** argv, Args& a) {
       return true;
     };
     if (k == "--preset") {
-      if (std::string(v) != "gpt3") return bad("unknown preset '" + std::string(v) + "' (known: gpt3)");
+      const std::string name = v;
+      if (name == "gpt3") {
+        a.hidden = kGpt3Hidden;
+        a.ffn = kGpt3Ffn;
+        a.swiglu = false;
+      } else if (name == "llama") {
+        a.hidden = kLlamaHidden;
+        a.ffn = kLlamaFfn;
+        a.swiglu = true;
+      } else {
+        return bad("unknown preset '" + name + "' (known: gpt3, llama)");
+      }
       a.ms = kGpt3M;
-      a.hidden = kGpt3Hidden;
-      a.ffn = kGpt3Ffn;
+    } else if (k == "--act") {
+      const std::string act = v;
+      if (act != "gelu" && act != "swiglu") return bad("--act '" + act + "': expected gelu or swiglu");
+      a.swiglu = act == "swiglu";
+    } else if (k == "--split-k") {
+      const std::string sk = v;
+      if (sk == "auto") {
+        a.split1 = a.split2 = 0;
+      } else {
+        const auto parts = split(sk);
+        if (parts.size() != 2 || !parse_int(parts[0].c_str(), 1, 64, a.split1) || !parse_int(parts[1].c_str(), 1, 64, a.split2))
+          return bad("--split-k '" + sk + "': expected auto or S1,S2 with 1 <= S <= 64");
+      }
     } else if (k == "--m") {
       a.ms.clear();
       for (const auto& t : split(v)) {
@@ -284,20 +329,33 @@ double dot(const double* a, const double* b, int n) {
   return (s0 + s1) + (s2 + s3);
 }
 
-// Z rows `rows` of the reference: Y = bf16(GeLU(X W1^T)) in fp64, then Z = Y W2^T in fp64.
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// Z rows `rows` of the reference: Y = bf16(GeLU(X W1^T)) (or bf16(SiLU(X Wg^T) * (X Wu^T)) with
+// W1's rows 2j = gate j, 2j + 1 = up j) in fp64, then Z = Y W2^T in fp64.
 std::vector<std::vector<double>> reference_rows(const std::vector<bf16>& x, const std::vector<bf16>& w1,
-                                                const std::vector<bf16>& w2, int h, int f, const std::vector<int>& rows) {
+                                                const std::vector<bf16>& w2, int h, int f, bool swiglu,
+                                                const std::vector<int>& rows) {
   const size_t R = rows.size();
   std::vector<std::vector<double>> xr(R, std::vector<double>(size_t(h)));
   for (size_t r = 0; r < R; ++r)
     for (int k = 0; k < h; ++k) xr[r][size_t(k)] = double(float(x[size_t(rows[r]) * h + k]));
   std::vector<std::vector<double>> y(R, std::vector<double>(size_t(f)));
   parallel([&](size_t t, size_t nt) {
-    std::vector<double> w(static_cast<size_t>(h));
-    for (size_t j = t; j < size_t(f); j += nt) {  // one W1 row for every sampled row
-      for (int k = 0; k < h; ++k) w[size_t(k)] = double(float(w1[j * size_t(h) + size_t(k)]));
-      for (size_t r = 0; r < R; ++r)
-        y[r][j] = double(float(bf16(float(gelu(dot(xr[r].data(), w.data(), h))))));  // Y is stored in bf16
+    std::vector<double> w(static_cast<size_t>(h)), u(static_cast<size_t>(h));
+    for (size_t j = t; j < size_t(f); j += nt) {  // one W1 row (pair) for every sampled row
+      if (!swiglu) {
+        for (int k = 0; k < h; ++k) w[size_t(k)] = double(float(w1[j * size_t(h) + size_t(k)]));
+        for (size_t r = 0; r < R; ++r)
+          y[r][j] = double(float(bf16(float(gelu(dot(xr[r].data(), w.data(), h))))));  // Y is stored in bf16
+      } else {
+        for (int k = 0; k < h; ++k) {
+          w[size_t(k)] = double(float(w1[(2 * j) * size_t(h) + size_t(k)]));
+          u[size_t(k)] = double(float(w1[(2 * j + 1) * size_t(h) + size_t(k)]));
+        }
+        for (size_t r = 0; r < R; ++r)
+          y[r][j] = double(float(bf16(float(silu(dot(xr[r].data(), w.data(), h)) * dot(xr[r].data(), u.data(), h)))));
+      }
     }
   });
   std::vector<std::vector<double>> z(R, std::vector<double>(size_t(h)));
@@ -334,9 +392,56 @@ std::vector<int> sample_rows(int m, int n) {
 struct Problem {
   int m = 0, h = 0, f = 0;
   bf16 *x = nullptr, *w1 = nullptr, *w2 = nullptr, *y = nullptr, *z = nullptr;
-  Args1 args1() const { return Args1{m, f, h, x, w1, y}; }  // Y = GeLU(X W1^T)
-  Args2 args2() const { return Args2{m, h, f, y, w2, z}; }  // Z = Y W2^T
+  bool swiglu = false;
+  bf16* t = nullptr;  // [m, 2f]: GEMM1's output before the separate SwiGLU kernel (baselines)
+  int split1 = 1, split2 = 1;
+  void *sw1 = nullptr, *sw2 = nullptr;  // split-K workspaces (counters zeroed)
+  Args1 args1() const {  // Y = GeLU(X W1^T)
+    Args1 a{m, f, h, x, w1, y};
+    a.split_k = split1;
+    a.split_workspace = sw1;
+    return a;
+  }
+  SwiArgs1 swi_args1() const {  // Y = SiLU(X Wg^T) * (X Wu^T): 2f columns computed, f written
+    SwiArgs1 a{m, 2 * f, h, x, w1, y};
+    a.split_k = split1;
+    a.split_workspace = sw1;
+    return a;
+  }
+  Args2 args2() const {  // Z = Y W2^T
+    Args2 a{m, h, f, y, w2, z};
+    a.split_k = split2;
+    a.split_workspace = sw2;
+    return a;
+  }
+  Grid g1() const { return swiglu ? sm90::tile_grid<SwiConfig1>(m, 2 * f) : sm90::tile_grid<Config1>(m, f); }
+  Grid g2() const { return sm90::tile_grid<Config2>(m, h); }
+  footprint::GemmA fp() const {  // GEMM2's A on Y's tiles
+    return swiglu ? sm90::gemm_a_footprint<SwiConfig1, Config2>(m, f) : sm90::gemm_a_footprint<Config1, Config2>(m, f);
+  }
+  size_t sw1_bytes() const { return swiglu ? sm90::split_workspace_bytes(swi_args1()) : sm90::split_workspace_bytes(args1()); }
+  size_t sw2_bytes() const { return sm90::split_workspace_bytes(args2()); }
+  template <class Stage>
+  result<StageLaunch> launch1(const Stage& s) const {
+    return swiglu ? gemm1_launch(s, swi_args1()) : gemm1_launch(s, args1());
+  }
 };
+
+// y [m, f] = SiLU(t[:, 2c]) * t[:, 2c + 1] (the baselines' separate SwiGLU kernel).
+__global__ void swiglu_pairs_kernel(const bf16* __restrict__ t, bf16* __restrict__ y, int64_t m, int64_t f) {
+  const int64_t n = m * f;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / f, c = i % f;
+    const float g = float(t[r * 2 * f + 2 * c]), u = float(t[r * 2 * f + 2 * c + 1]);
+    y[i] = bf16(g / (1.f + __expf(-g)) * u);
+  }
+}
+[[nodiscard]] status swiglu_pairs(const Problem& p, cudaStream_t s) {
+  const int64_t n = int64_t(p.m) * p.f;
+  const int blocks = int(std::min<int64_t>((n + 255) / 256, 8192));
+  swiglu_pairs_kernel<<<blocks, 256, 0, s>>>(p.t, p.y, p.m, p.f);
+  return cuda_status(cudaGetLastError(), "launching the SwiGLU kernel");
+}
 
 // The CUTLASS baselines: two stages without edges (each still takes its tile from a ticket).
 struct PlainMlp {
@@ -347,7 +452,7 @@ struct PlainMlp {
 
   [[nodiscard]] status build(const Problem& p, cudaStream_t stream, TileEvent* trace1 = nullptr,
                              TileEvent* trace2 = nullptr) {
-    const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+    const Grid g1 = p.g1(), g2 = p.g2();
     auto s1 = chain.add_stage("gemm1", g1, RowMajor{});
     auto s2 = chain.add_stage("gemm2", g2, RowMajor{});
     BATON_TRY(chain.validate());
@@ -360,7 +465,7 @@ struct PlainMlp {
     auto b2 = chain.bind(s2, ws.p, chain.workspace_bytes(), outs(), ins(), o2);
     if (!b1.ok()) return b1.error();
     if (!b2.ok()) return b2.error();
-    auto l1 = gemm1_launch(b1.value(), p.args1());
+    auto l1 = p.launch1(b1.value());
     auto l2 = gemm2_launch(b2.value(), p.args2());
     auto l2w = gemm2_pdl_wait_launch(b2.value(), p.args2());
     if (!l1.ok()) return l1.error().with_context("gemm1");
@@ -381,8 +486,8 @@ struct BatonMlp {
 
   [[nodiscard]] status build(const Problem& p, cudaStream_t stream, TileEvent* trace1 = nullptr,
                              TileEvent* trace2 = nullptr) {
-    const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
-    const footprint::GemmA fp = sm90::gemm_a_footprint<Config1, Config2>(p.m, p.f);  // GEMM2's A on Y's tiles
+    const Grid g1 = p.g1(), g2 = p.g2();
+    const footprint::GemmA fp = p.fp();  // GEMM2's A on Y's tiles
     auto s1 = chain.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
     auto s2 = chain.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
     auto e = chain.add_edge(s1, s2, P{g1, fp}, deps::gemm_a(fp, g2));
@@ -397,7 +502,7 @@ struct BatonMlp {
     auto b2 = chain.bind(s2, ws.p, chain.workspace_bytes(), outs(), ins(e), o2);
     if (!b1.ok()) return b1.error();
     if (!b2.ok()) return b2.error();
-    auto l1 = gemm1_launch(b1.value(), p.args1());
+    auto l1 = p.launch1(b1.value());
     auto l2 = gemm2_launch(b2.value(), p.args2());
     if (!l1.ok()) return l1.error().with_context("gemm1");
     if (!l2.ok()) return l2.error().with_context("gemm2");
@@ -437,24 +542,27 @@ struct LtMlp {
       LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof T));
       LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &N, sizeof N));
     }
-    LT_TRY(cublasLtMatmulDescSetAttribute(op1, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof gelu));
-    LT_TRY(cublasLtMatrixLayoutCreate(&a1, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.f), int64_t(p.h)));  // W1
+    if (!p.swiglu) LT_TRY(cublasLtMatmulDescSetAttribute(op1, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu, sizeof gelu));
+    const uint64_t n1 = uint64_t(p.swiglu ? 2 * p.f : p.f);  // SwiGLU: [M, 2F] then the SwiGLU kernel
+    LT_TRY(cublasLtMatrixLayoutCreate(&a1, CUDA_R_16BF, uint64_t(p.h), n1, int64_t(p.h)));            // W1
     LT_TRY(cublasLtMatrixLayoutCreate(&b1, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.m), int64_t(p.h)));  // X
-    LT_TRY(cublasLtMatrixLayoutCreate(&d1, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.m), int64_t(p.f)));  // Y
+    LT_TRY(cublasLtMatrixLayoutCreate(&d1, CUDA_R_16BF, n1, uint64_t(p.m), int64_t(n1)));              // Y or T
     LT_TRY(cublasLtMatrixLayoutCreate(&a2, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.h), int64_t(p.f)));  // W2
     LT_TRY(cublasLtMatrixLayoutCreate(&b2, CUDA_R_16BF, uint64_t(p.f), uint64_t(p.m), int64_t(p.f)));  // Y
     LT_TRY(cublasLtMatrixLayoutCreate(&d2, CUDA_R_16BF, uint64_t(p.h), uint64_t(p.m), int64_t(p.h)));  // Z
     LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
     const uint64_t wsb = kLtWorkspaceBytes;
     LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
-    BATON_TRY(top_algo_(op1, a1, b1, d1, algo1, "GEMM1 (GELU epilogue)"));
+    BATON_TRY(top_algo_(op1, a1, b1, d1, algo1, p.swiglu ? "GEMM1 (gate/up)" : "GEMM1 (GELU epilogue)"));
     BATON_TRY(top_algo_(op2, a2, b2, d2, algo2, "GEMM2"));
     return {};
   }
   [[nodiscard]] status enqueue(cudaStream_t s) const {
     const float alpha = 1.f, beta = 0.f;
-    LT_TRY(cublasLtMatmul(h, op1, &alpha, p.w1, a1, p.x, b1, &beta, p.y, d1, p.y, d1, &algo1, workspace,
+    bf16* out1 = p.swiglu ? p.t : p.y;
+    LT_TRY(cublasLtMatmul(h, op1, &alpha, p.w1, a1, p.x, b1, &beta, out1, d1, out1, d1, &algo1, workspace,
                           kLtWorkspaceBytes, s));
+    if (p.swiglu) BATON_TRY(swiglu_pairs(p, s));
     LT_TRY(cublasLtMatmul(h, op2, &alpha, p.w2, a2, p.y, b2, &beta, p.z, d2, p.z, d2, &algo2, workspace,
                           kLtWorkspaceBytes, s));
     return {};
@@ -473,6 +581,29 @@ struct LtMlp {
   }
 };
 
+// CUTLASS GemmUniversal (Stream-K or persistent data-parallel): GEMM1 (GeLU fused, or plain into
+// [M, 2F] followed by the SwiGLU kernel), then GEMM2.
+struct UniversalMlp {
+  std::unique_ptr<UniversalGemm> g1, g2;
+  Problem p;
+  [[nodiscard]] status build(const Problem& prob, SchedulerMode mode, int sms, cudaStream_t stream) {
+    p = prob;
+    auto a = p.swiglu ? make_universal_plain(p.m, 2 * p.f, p.h, p.x, p.w1, p.t, mode, sms, stream)
+                      : make_universal_gelu(p.m, p.f, p.h, p.x, p.w1, p.y, mode, sms, stream);
+    if (!a.ok()) return a.error().with_context("gemm1");
+    auto b = make_universal_plain(p.m, p.h, p.f, p.y, p.w2, p.z, mode, sms, stream);
+    if (!b.ok()) return b.error().with_context("gemm2");
+    g1 = std::move(a.value());
+    g2 = std::move(b.value());
+    return {};
+  }
+  [[nodiscard]] status enqueue(cudaStream_t s) const {
+    BATON_TRY(g1->run(s));
+    if (p.swiglu) BATON_TRY(swiglu_pairs(p, s));
+    return g2->run(s);
+  }
+};
+
 // ---- running and timing one variant ------------------------------------------------------------
 
 struct Ctx {
@@ -481,9 +612,9 @@ struct Ctx {
   int num_sms = 0;
   cublasLtHandle_t lt = nullptr;
   void* lt_ws = nullptr;
-  std::vector<bf16> x, w1, w2;  // host copies (the reference)
+  std::vector<bf16> x, w1, w2;  // host copies (the reference); w1 [2F, H] interleaved for SwiGLU
   std::map<int, std::vector<double>> ref_cache;  // row of Z -> its fp64 reference
-  bf16 *dx = nullptr, *dw1 = nullptr, *dw2 = nullptr, *dy = nullptr, *dz = nullptr;
+  bf16 *dx = nullptr, *dw1 = nullptr, *dw2 = nullptr, *dy = nullptr, *dz = nullptr, *dt = nullptr;
   std::string workload;
 };
 
@@ -580,7 +711,7 @@ struct Check {
 // issue path of GEMM2's producer warp (~F/64 acquires per tile). Until that path is batched, the
 // row policy wins everywhere, so the rule picks it; the reason printed says so.
 bool auto_picks_row(const Problem& p, int num_sms, std::string& why) {
-  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f);
+  const Grid g1 = p.g1();
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "GEMM1 has %lld tiles (%.2f waves of %d SMs); the measured table (run 6) has per-k-block waits "
@@ -594,7 +725,7 @@ bool auto_picks_row(const Problem& p, int num_sms, std::string& why) {
 template <class Mlp>
 [[nodiscard]] status write_timeline(Ctx& c, const Problem& p, const std::string& path, const char* what,
                                     const std::function<status(Mlp&)>& enqueue) {
-  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+  const Grid g1 = p.g1(), g2 = p.g2();
   DevMem t1, t2;
   BATON_TRY(t1.alloc(size_t(g1.size()) * sizeof(TileEvent), "trace gemm1"));
   BATON_TRY(t2.alloc(size_t(g2.size()) * sizeof(TileEvent), "trace gemm2"));
@@ -635,10 +766,29 @@ bool wanted(const Ctx& c, const std::string& v) {
 // Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.
 bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   Problem p{m, c.args.hidden, c.args.ffn, c.dx, c.dw1, c.dw2, c.dy, c.dz};
-  const Grid g1 = sm90::tile_grid<Config1>(p.m, p.f), g2 = sm90::tile_grid<Config2>(p.m, p.h);
+  p.swiglu = c.args.swiglu;
+  p.t = c.dt;
+  const Grid g1 = p.g1(), g2 = p.g2();
+  // Split-K, the same for every variant on the baton GEMM: chosen for the shape unless --split-k.
+  const int k1_blocks = ceil_div(p.h, Config1::tile_k), k2_blocks = ceil_div(p.f, Config2::tile_k);
+  p.split1 = c.args.split1 > 0 ? std::min(c.args.split1, k1_blocks) : sm90::choose_split_k(g1.size(), k1_blocks, c.num_sms);
+  p.split2 = c.args.split2 > 0 ? std::min(c.args.split2, k2_blocks) : sm90::choose_split_k(g2.size(), k2_blocks, c.num_sms);
+  DevMem sw1, sw2;
+  for (auto [mem, bytes, ptr] : {std::tuple{&sw1, p.sw1_bytes(), &p.sw1}, std::tuple{&sw2, p.sw2_bytes(), &p.sw2}}) {
+    if (bytes == 0) continue;
+    status st = mem->alloc(bytes, "split-K workspace");
+    if (st.ok()) st = cuda_status(cudaMemsetAsync(mem->p, 0, bytes, c.stream), "zeroing the split-K workspace");
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: [m=%d] %s\n", m, st.to_string().c_str());
+      return false;
+    }
+    *ptr = mem->p;
+  }
   const std::string shape = "m=" + std::to_string(m) + ";h=" + std::to_string(p.h) + ";f=" + std::to_string(p.f);
-  const double flops = 2.0 * 2.0 * double(m) * p.h * p.f;
-  const double bytes = 2.0 * (2.0 * double(m) * p.h + 2.0 * double(p.h) * p.f);  // X, Z, W1, W2 once
+  // GeLU: 2 GEMMs of M x H x F; SwiGLU: GEMM1 is M x H x 2F. Weights read once, X and Z once.
+  const double w_mats = p.swiglu ? 3.0 : 2.0;
+  const double flops = 2.0 * w_mats * double(m) * p.h * p.f;
+  const double bytes = 2.0 * (2.0 * double(m) * p.h + w_mats * double(p.h) * p.f);
   const double floor_us = std::max(flops / 790e12, bytes / 4.3e12) * 1e6;
 
   // Reference rows, cached across shapes (every M uses the leading rows of the same X).
@@ -647,7 +797,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   for (int r : sample)
     if (!c.ref_cache.count(r)) missing.push_back(r);
   if (!missing.empty()) {
-    auto z = reference_rows(c.x, c.w1, c.w2, p.h, p.f, missing);
+    auto z = reference_rows(c.x, c.w1, c.w2, p.h, p.f, p.swiglu, missing);
     for (size_t i = 0; i < missing.size(); ++i) c.ref_cache[missing[i]] = std::move(z[i]);
   }
   std::vector<std::vector<double>> ref;
@@ -655,8 +805,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
 
   std::string why;
   const bool auto_row = auto_picks_row(p, c.num_sms, why);
-  std::printf("[m=%d] GEMM1 %lld tiles, GEMM2 %lld tiles; baton-auto: chose %s because %s\n", m, (long long)g1.size(),
-              (long long)g2.size(), auto_row ? "row" : "kblock", why.c_str());
+  std::printf("[m=%d] GEMM1 %lld tiles x %d split-K parts, GEMM2 %lld tiles x %d parts (%s); baton-auto: chose %s because %s\n",
+              m, (long long)g1.size(), p.split1, (long long)g2.size(), p.split2,
+              c.args.split1 > 0 ? "--split-k" : "choose_split_k", auto_row ? "row" : "kblock", why.c_str());
 
   PlainMlp plain;
   auto kblock = std::make_unique<BatonMlp<KBlock>>();
@@ -664,6 +815,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   auto auto_k = std::make_unique<BatonMlp<KBlock>>();
   auto auto_r = std::make_unique<BatonMlp<Row>>();
   LtMlp lt;
+  UniversalMlp streamk, persistent;
 
   std::vector<Variant> vs;
   {
@@ -678,6 +830,12 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
     vs.push_back(v);
     v.name = "cutlass-pdl-graph";
     v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, schedule::pdl); };
+    vs.push_back(v);
+    v.name = "cutlass-streamk-graph";
+    v.enqueue = [&] { return streamk.enqueue(c.stream); };
+    vs.push_back(v);
+    v.name = "cutlass-persistent-graph";
+    v.enqueue = [&] { return persistent.enqueue(c.stream); };
     vs.push_back(v);
     v.name = "cublaslt-graph";
     v.enqueue = [&] { return lt.enqueue(c.stream); };
@@ -700,6 +858,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
 
   // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
   auto build_for = [&](const std::string& name) -> status {
+    if (name == "cutlass-streamk-graph") return streamk.build(p, SchedulerMode::stream_k, c.num_sms, c.stream);
+    if (name == "cutlass-persistent-graph") return persistent.build(p, SchedulerMode::data_parallel, c.num_sms, c.stream);
     if (name.rfind("cutlass-", 0) == 0) {
       if (!plain.built) plain.built = std::make_unique<status>(plain.build(p, c.stream));
       return *plain.built;
@@ -753,7 +913,11 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                 r.correct ? "" : "  FAILED");
     char relbuf[32];
     std::snprintf(relbuf, sizeof relbuf, "%.3e", rel);
+    const bool on_baton_gemm = v.name.rfind("baton-", 0) == 0 || v.name == "cutlass-stream" || v.name == "cutlass-graph" ||
+                               v.name == "cutlass-pdl-graph";
     r.extra = {{"policy", v.policy},
+               {"act", p.swiglu ? "swiglu" : "gelu"},
+               {"split_k", on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2) : "-"},
                {"rel_err", relbuf},
                {"gemm1_tiles", std::to_string(g1.size())},
                {"gemm2_tiles", std::to_string(g2.size())},
@@ -838,7 +1002,9 @@ int main(int argc, char** argv) {
     return 3;
   }
   c.num_sms = prop.multiProcessorCount;
-  c.workload = c.args.hidden == kGpt3Hidden && c.args.ffn == kGpt3Ffn ? "mlp-gpt3" : "mlp-custom";
+  c.workload = !c.args.swiglu && c.args.hidden == kGpt3Hidden && c.args.ffn == kGpt3Ffn  ? "mlp-gpt3"
+               : c.args.swiglu && c.args.hidden == kLlamaHidden && c.args.ffn == kLlamaFfn ? "mlp-llama"
+                                                                                          : "mlp-custom";
   const bench::Env env = bench::detect_env();
   auto fail = [](const status& s) {
     std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
@@ -852,12 +1018,15 @@ int main(int argc, char** argv) {
 
   // Inputs for the largest M; smaller M use the leading rows of X.
   c.x = random_bf16(size_t(M) * H, 1, 1.0);
-  c.w1 = random_bf16(size_t(F) * H, 2, 1.0 / std::sqrt(double(H)));
+  // SwiGLU: W1 = [Wg; Wu] with rows interleaved (what baton::sm90::pack_swiglu_weights makes
+  // from separate Wg, Wu): a random matrix either way.
+  c.w1 = random_bf16(size_t(c.args.swiglu ? 2 : 1) * size_t(F) * H, 2, 1.0 / std::sqrt(double(H)));
   c.w2 = random_bf16(size_t(H) * F, 3, 1.0 / std::sqrt(double(F)));
-  DevMem x, w1, w2, y, z, ltws;
+  DevMem x, w1, w2, y, z, t, ltws;
   for (auto [mem, bytes, what] : {std::tuple{&x, c.x.size() * sizeof(bf16), "X"}, std::tuple{&w1, c.w1.size() * sizeof(bf16), "W1"},
                                   std::tuple{&w2, c.w2.size() * sizeof(bf16), "W2"},
                                   std::tuple{&y, size_t(M) * F * sizeof(bf16), "Y"},
+                                  std::tuple{&t, size_t(M) * F * (c.args.swiglu ? 2 : 1) * sizeof(bf16), "T"},
                                   std::tuple{&z, size_t(M) * H * sizeof(bf16), "Z"},
                                   std::tuple{&ltws, kLtWorkspaceBytes, "cuBLASLt workspace"}})
     if (status s = mem->alloc(bytes, what); !s.ok()) return fail(s);
@@ -866,6 +1035,7 @@ int main(int argc, char** argv) {
   c.dw2 = static_cast<bf16*>(w2.p);
   c.dy = static_cast<bf16*>(y.p);
   c.dz = static_cast<bf16*>(z.p);
+  c.dt = static_cast<bf16*>(t.p);
   c.lt_ws = ltws.p;
   // On c.stream and synchronized: a pageable cudaMemcpy may return before its DMA lands, and the
   // non-blocking stream would not wait for it.

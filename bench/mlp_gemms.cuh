@@ -2,12 +2,18 @@
 // instantiated one per translation unit (bench/mlp_gemm*.cu: ~40 s and ~3 GB of compiler memory
 // each, so `-j 2` builds them side by side). mlp.cu only sees these declarations.
 //
-//   GEMM1  Y = GeLU(X W1^T)   Config1 (GeLU fused in the epilogue)
+//   GEMM1  Y = GeLU(X W1^T)   Config1 (GeLU fused in the epilogue)             GPT-3 style
+//          Y = SiLU(X Wg^T) * (X Wu^T)  SwiConfig1 (one GEMM over interleaved
+//              gate/up rows W1 [2F, H], SwiGLU pair epilogue)                    LLaMA style
 //   GEMM2  Z = Y W2^T          Config2 (plain linear combination)
+// plus the CUTLASS GemmUniversal baselines (Stream-K / persistent data-parallel scheduler) in
+// mlp_streamk_*.cu.
 #pragma once
 
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
+
+#include <memory>
 
 namespace baton_bench::mlp {
 
@@ -16,7 +22,9 @@ using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
 using Config1 = baton::sm90::GemmConfig<
     Tile, ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>>;
 using Config2 = baton::sm90::GemmConfig<Tile>;
+using SwiConfig1 = baton::sm90::GemmConfig<Tile, Config2::FusionOp, /*SwiGluPairs=*/true>;
 using Args1 = baton::sm90::GemmArguments<Config1>;
+using SwiArgs1 = baton::sm90::GemmArguments<SwiConfig1>;
 using Args2 = baton::sm90::GemmArguments<Config2>;
 
 using KBlock = baton::KBlockPolicy<baton::footprint::GemmA>;  // per-k-block waits
@@ -34,10 +42,31 @@ using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inp
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a);      // mlp_gemm1_plain.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<KBlock>& s, const Args1& a);  // mlp_gemm1_kblock.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<Row>& s, const Args1& a);     // mlp_gemm1_row.cu
+// GEMM1 (SwiGLU): the same three.
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const SwiArgs1& a);             // mlp_gemm1_swiglu_plain.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<KBlock>& s, const SwiArgs1& a);  // mlp_gemm1_swiglu_kblock.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<Row>& s, const SwiArgs1& a);     // mlp_gemm1_swiglu_row.cu
 // GEMM2: plain; plain with griddepcontrol.wait before its loads (PDL baseline); or waiting on a policy.
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a);       // mlp_gemm2_plain.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a);     // mlp_gemm2_row.cu
+
+// CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
+// Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
+enum class SchedulerMode { stream_k, data_parallel, heuristic };
+class UniversalGemm {
+ public:
+  virtual ~UniversalGemm() = default;
+  // One GEMM on `stream` (re-zeroes the Stream-K barrier workspace first; capturable).
+  [[nodiscard]] virtual baton::status run(cudaStream_t stream) = 0;
+};
+// D [m, n] = act(A [m, k] B [n, k]^T); sms: the SM count the scheduler plans for.
+[[nodiscard]] baton::result<std::unique_ptr<UniversalGemm>> make_universal_gelu(int m, int n, int k, const bf16* a, const bf16* b,
+                                                                               bf16* d, SchedulerMode mode, int sms,
+                                                                               cudaStream_t stream);  // mlp_streamk_gelu.cu
+[[nodiscard]] baton::result<std::unique_ptr<UniversalGemm>> make_universal_plain(int m, int n, int k, const bf16* a, const bf16* b,
+                                                                                bf16* d, SchedulerMode mode, int sms,
+                                                                                cudaStream_t stream);  // mlp_streamk_plain.cu
 
 }  // namespace baton_bench::mlp

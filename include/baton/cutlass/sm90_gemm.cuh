@@ -69,6 +69,7 @@
 #include "baton/device/flags.hpp"
 #include "baton/footprint.hpp"
 #include "baton/launch.cuh"
+#include "baton/split_k.hpp"
 #include "baton/stage.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
@@ -141,26 +142,8 @@ struct GemmArguments {
   uint32_t debug_max_tile_delay_ns = 0;
 };
 
-// The number of K splits that minimizes the estimated time of a GEMM with `tiles` output tiles
-// and `k_tiles` k-blocks on `sms` SMs running one CTA each: waves * (k-blocks per CTA + a fixed
-// per-CTA cost of ~8 k-blocks: launch, pipeline fill, partial write/reduction). 1 once the
-// tiles fill the machine. Never more than max_split, or than k_tiles / 4.
-constexpr int choose_split_k(int64_t tiles, int k_tiles, int sms, int max_split = 8) {
-  if (tiles <= 0 || k_tiles <= 0 || sms <= 0) return 1;
-  int best = 1;
-  double best_cost = 0;
-  for (int s = 1; s <= max_split && (s == 1 || s * 4 <= k_tiles); ++s) {
-    const int64_t ctas = tiles * s;
-    const int64_t waves = (ctas + sms - 1) / sms;
-    const double per_cta = double((k_tiles + s - 1) / s) + (s > 1 ? 8.0 : 6.0);
-    const double cost = double(waves) * per_cta;
-    if (s == 1 || cost < best_cost * 0.97) {  // a split must win by > 3% to be worth its traffic
-      best = s;
-      best_cost = cost;
-    }
-  }
-  return best;
-}
+// The split-K choice for a shape: baton::choose_split_k (baton/split_k.hpp).
+using ::baton::choose_split_k;
 
 // The grid of output tiles of an m x n GEMM (the stage's grid).
 template <class Config>
@@ -175,6 +158,16 @@ template <class ProducerConfig, class ConsumerConfig = ProducerConfig>
 constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
   return footprint::GemmA{m, k, ProducerConfig::tile_m, ProducerConfig::out_tile_n, ConsumerConfig::tile_m,
                           ConsumerConfig::tile_k};
+}
+
+// Bytes of GemmArguments::split_workspace for args.split_k (0 without split): a 32-bit counter per
+// output tile (padded to 256 bytes), then split_k fp32 partial tiles per output tile.
+template <class Config>
+constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
+  if (args.split_k <= 1) return 0;
+  const Grid g = tile_grid<Config>(args.m, args.n);
+  const size_t counters = (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256;
+  return counters + size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
 }
 
 // ---- the kernel --------------------------------------------------------------------------------
@@ -570,9 +563,7 @@ class Gemm {
   // Bytes of split_workspace for args.split_k (0 without split): a counter per tile, then
   // split_k fp32 partial tiles per tile.
   [[nodiscard]] static size_t split_workspace_bytes(const Arguments& args) {
-    if (args.split_k <= 1) return 0;
-    const Grid g = tile_grid<Config>(args.m, args.n);
-    return counters_bytes_(g) + size_t(g.size()) * size_t(args.split_k) * Kernel::kPartialBytes;
+    return ::baton::sm90::split_workspace_bytes<Config>(args);
   }
   // Zeroes the split-K counters (stream-ordered). Once, before the workspace's first use; a
   // completed run leaves them at zero.

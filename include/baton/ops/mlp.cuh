@@ -1,0 +1,229 @@
+// baton/ops/mlp.cuh — a transformer MLP as one baton chain of two sm90 GEMMs (needs CUTLASS 4.2 on
+// the include path: link baton::cutlass).
+//
+//   GeLU   (GPT-3):  Y = GeLU(X W1^T)               W1 [F, H]
+//   SwiGLU (LLaMA):  Y = SiLU(X Wg^T) * (X Wu^T)    W1 [2F, H] = sm90::pack_swiglu_weights(Wg, Wu)
+//   then             Z = Y W2^T                     W2 [H, F];  X [M, H], Y [M, F], Z [M, H], all bf16
+//
+//   using Mlp = baton::ops::Mlp<baton::ops::activation::swiglu>;
+//   auto mlp = Mlp::create({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu},
+//                          {x, w1_packed, w2, y, z}, stream);      // plans, proves, binds; logs its choice
+//   if (!mlp.ok()) return mlp.error();                               // bad shape, alignment, ... as a status
+//   BATON_TRY(mlp.value()->enqueue(stream));                         // one forward pass (graph-capturable)
+//   BATON_TRY(mlp.value()->check_errors(stream));                    // watchdog reports, if any
+//
+// create(): plan_mlp (baton/ops/mlp.hpp) picks the policy (row, kblock or none) and the split-K of
+// each GEMM; the chain is validated, which runs the soundness checker on the chosen policy, before
+// anything is bound or launched; the plan's log line is printed (MlpRunOptions::log) and kept
+// (plan().log_line()).
+//
+// Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
+// including translation unit: 3 GEMM1 + 4 GEMM2 kernels, ~1 min and ~3 GB of compiler memory each.
+// A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
+// type with the same static member functions.
+#pragma once
+
+#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/chain.hpp"
+#include "baton/cutlass/sm90_gemm.cuh"
+#include "baton/cutlass/swiglu.cuh"
+#include "baton/dependency.hpp"
+#include "baton/launch.cuh"
+#include "baton/ops/mlp.hpp"
+#include "baton/order.hpp"
+#include "baton/policy.hpp"
+#include "baton/stage.hpp"
+
+namespace baton::ops {
+
+namespace mlp_kernels {
+using bf16 = ::cutlass::bfloat16_t;
+using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
+using GeluConfig = sm90::GemmConfig<
+    Tile, ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>>;
+using DownConfig = sm90::GemmConfig<Tile>;
+using SwiGluConfig = sm90::GemmConfig<Tile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
+static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK,
+              "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
+template <activation A>
+using UpConfig = std::conditional_t<A == activation::gelu, GeluConfig, SwiGluConfig>;
+
+using KBlock = KBlockPolicy<footprint::GemmA>;
+using Row = RowPolicy<footprint::GemmA>;
+using PlainStage = Stage<RowMajor, outputs<>, inputs<>>;
+template <class P>
+using ProducerStage = Stage<RowMajor, outputs<P>, inputs<>>;
+template <class P>
+using ConsumerStage = Stage<RowMajor, outputs<>, inputs<P>>;
+
+// The default kernel set: instantiated where Mlp<A> is used.
+template <activation A>
+struct Inline {
+  template <class S>
+  static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) {
+    return sm90::Gemm<UpConfig<A>, S>::make_launch(s, a);
+  }
+  template <class S>
+  static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) {
+    return sm90::Gemm<DownConfig, S>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
+    return sm90::Gemm<DownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
+  }
+};
+}  // namespace mlp_kernels
+
+// Non-owning bf16 device pointers, 16-byte aligned (TMA).
+struct MlpTensors {
+  const void* x = nullptr;   // [m, hidden]
+  const void* w1 = nullptr;  // [ffn, hidden] (GeLU) or [2 ffn, hidden] interleaved (SwiGLU)
+  const void* w2 = nullptr;  // [hidden, ffn]
+  void* y = nullptr;         // [m, ffn]
+  void* z = nullptr;         // [m, hidden]
+};
+
+struct MlpRunOptions {
+  MlpOptions plan{};                  // policy and split-K (automatic by default)
+  int sms = 0;                        // 0: the current device's SM count
+  uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
+  bool log = true;                    // print the plan's log line to stdout
+  TileEvent* trace1 = nullptr;        // optional per-tile timelines (gemm1 tiles / gemm2 tiles events)
+  TileEvent* trace2 = nullptr;
+};
+
+template <activation Act, class Kernels = mlp_kernels::Inline<Act>>
+class Mlp {
+ public:
+  using bf16 = mlp_kernels::bf16;
+  using UpArgs = sm90::GemmArguments<mlp_kernels::UpConfig<Act>>;
+  using DownArgs = sm90::GemmArguments<mlp_kernels::DownConfig>;
+
+  Mlp(const Mlp&) = delete;
+  Mlp& operator=(const Mlp&) = delete;
+  ~Mlp() {
+    for (void* p : {ws_, sw1_, sw2_})
+      if (p) (void)cudaFree(p);
+  }
+
+  // Plans, validates (soundness checker included), allocates the chain and split-K workspaces
+  // (zeroed on `stream`), builds the launches. Nothing is launched.
+  [[nodiscard]] static result<std::unique_ptr<Mlp>> create(const MlpShape& shape, const MlpTensors& t, cudaStream_t stream,
+                                                           const MlpRunOptions& o = {}) {
+    if (shape.act != Act)
+      return status(errc::invalid_argument, std::string("baton::ops::Mlp<") + to_string(Act) + ">: shape.act is " +
+                                                to_string(shape.act));
+    int sms = o.sms;
+    if (sms <= 0) {
+      BATON_TRY(require_device());
+      int dev = 0;
+      BATON_CUDA_TRY(cudaGetDevice(&dev));
+      BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    auto plan = plan_mlp(shape, sms, o.plan);
+    if (!plan.ok()) return plan.error();
+    std::unique_ptr<Mlp> m(new Mlp());
+    m->plan_ = plan.value();
+    BATON_TRY(m->build_(t, stream, o));
+    if (o.log) std::printf("%s\n", m->plan_.log_line().c_str());
+    return m;
+  }
+
+  // One forward pass on `stream` (PDL, one stream; capturable in a CUDA graph).
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, schedule::pdl); }
+  // Waits for `stream` and returns the chain's error record as a status (watchdog reports).
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+
+  const MlpPlan& plan() const { return plan_; }
+  const Chain& chain() const { return chain_; }
+
+ private:
+  Mlp() = default;
+
+  [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {
+    const MlpShape& s = plan_.shape;
+    const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
+    UpArgs up{s.m, n1, s.hidden, static_cast<const bf16*>(t.x), static_cast<const bf16*>(t.w1), static_cast<bf16*>(t.y)};
+    DownArgs down{s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y), static_cast<const bf16*>(t.w2),
+                  static_cast<bf16*>(t.z)};
+    up.split_k = plan_.split1;
+    down.split_k = plan_.split2;
+    BATON_TRY(alloc_zeroed_(sw1_, sm90::split_workspace_bytes(up), stream, "split-K workspace (gemm1)"));
+    BATON_TRY(alloc_zeroed_(sw2_, sm90::split_workspace_bytes(down), stream, "split-K workspace (gemm2)"));
+    up.split_workspace = sw1_;
+    down.split_workspace = sw2_;
+    // Shapes and pointers first: a bad tensor is reported before anything else is built.
+    BATON_TRY(sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>::can_implement(up).with_context("gemm1"));
+    BATON_TRY(sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>::can_implement(down).with_context("gemm2"));
+
+    const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
+    BindOptions b1, b2;
+    b1.watchdog_ns = b2.watchdog_ns = o.watchdog_ns;
+    b1.trace = o.trace1;
+    b2.trace = o.trace2;
+    auto s1 = chain_.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
+    auto s2 = chain_.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
+    const footprint::GemmA fp = sm90::gemm_a_footprint<mlp_kernels::UpConfig<Act>, mlp_kernels::DownConfig>(s.m, s.ffn);
+    result<StageLaunch> l1 = status(errc::invalid_argument, "unset"), l2 = status(errc::invalid_argument, "unset");
+    auto edge_chain = [&](auto policy) -> status {
+      using P = decltype(policy);
+      auto e = chain_.add_edge(s1, s2, policy, deps::gemm_a(fp, g2));
+      BATON_TRY(chain_.validate());  // the soundness checker proves the policy before any launch
+      BATON_TRY(workspace_(stream));
+      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
+      if (!st1.ok()) return st1.error();
+      if (!st2.ok()) return st2.error();
+      l1 = Kernels::up(st1.value(), up);
+      l2 = Kernels::down(st2.value(), down);
+      (void)sizeof(P);
+      return {};
+    };
+    switch (plan_.policy) {
+      case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::KBlock{g1, fp})); break;
+      case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::Row{g1, fp})); break;
+      default: {  // none: no edge; GEMM2 waits for all of GEMM1 (griddepcontrol.wait) under PDL
+        BATON_TRY(chain_.validate());
+        BATON_TRY(workspace_(stream));
+        auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
+        auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
+        if (!st1.ok()) return st1.error();
+        if (!st2.ok()) return st2.error();
+        l1 = Kernels::up(st1.value(), up);
+        l2 = Kernels::down_after_grid(st2.value(), down);
+      }
+    }
+    if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");
+    if (!l2.ok()) return l2.error().with_context("baton::ops::mlp gemm2");
+    launches_ = {l1.value(), l2.value()};
+    return {};
+  }
+
+  [[nodiscard]] status workspace_(cudaStream_t stream) {
+    BATON_CUDA_TRY(cudaMalloc(&ws_, chain_.workspace_bytes()));
+    return initialize_workspace(chain_, ws_, chain_.workspace_bytes(), stream);
+  }
+  [[nodiscard]] static status alloc_zeroed_(void*& p, size_t bytes, cudaStream_t stream, const char* what) {
+    if (bytes == 0) return {};
+    BATON_TRY(cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ")"));
+    return cuda_status(cudaMemsetAsync(p, 0, bytes, stream), std::string("zeroing the ") + what);
+  }
+
+  MlpPlan plan_;
+  Chain chain_;
+  void* ws_ = nullptr;
+  void* sw1_ = nullptr;
+  void* sw2_ = nullptr;
+  std::vector<StageLaunch> launches_;
+};
+
+}  // namespace baton::ops
+
+#endif  // __has_include(<cutlass/cutlass.h>)

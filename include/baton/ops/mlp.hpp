@@ -1,0 +1,122 @@
+// baton/ops/mlp.hpp — the plan of a transformer MLP op (host only, no CUDA): which sync policy
+// and which split-K the op uses for a shape, and why. The op itself is baton/ops/mlp.cuh.
+//
+//   GeLU   (GPT-3):  Y = GeLU(X W1^T),              W1 [F, H]
+//   SwiGLU (LLaMA):  Y = SiLU(X Wg^T) * (X Wu^T),   W1 [2F, H], gate/up rows interleaved
+//   then             Z = Y W2^T,                    W2 [H, F]
+//
+//   auto plan = baton::ops::plan_mlp({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu}, 132);
+//   if (plan.ok()) std::puts(plan.value().log_line().c_str());
+//   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 3/2, because ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "baton/split_k.hpp"
+#include "baton/status.hpp"
+#include "baton/tile.hpp"
+
+namespace baton::ops {
+
+enum class activation { gelu, swiglu };
+
+// How GEMM2 waits for GEMM1's output Y:
+//   row     one semaphore per row of Y tiles; a GEMM2 tile waits once, before its first load
+//   kblock  per 64-wide k-block of Y, just before that k-block's TMA load (weights load first)
+//   none    kernel-granular: GEMM2 is PDL-launched and waits for all of GEMM1 (griddepcontrol.wait)
+//   automatic  plan_mlp chooses (see mlp_auto_policy)
+enum class mlp_policy { automatic, row, kblock, none };
+
+inline const char* to_string(activation a) { return a == activation::gelu ? "gelu" : "swiglu"; }
+inline const char* to_string(mlp_policy p) {
+  switch (p) {
+    case mlp_policy::row: return "row";
+    case mlp_policy::kblock: return "kblock";
+    case mlp_policy::none: return "none";
+    default: return "auto";
+  }
+}
+
+struct MlpShape {
+  int m = 0;       // tokens (rows of X)
+  int hidden = 0;  // H
+  int ffn = 0;     // F
+  activation act = activation::gelu;
+};
+
+struct MlpOptions {
+  mlp_policy policy = mlp_policy::automatic;
+  int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
+};
+
+// The tile shape of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match).
+inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64;
+
+struct MlpPlan {
+  MlpShape shape{};
+  mlp_policy policy = mlp_policy::row;
+  int split1 = 1, split2 = 1;
+  Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
+  std::string reason;
+  std::string log_line() const {
+    return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
+           " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
+           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", because " + reason;
+  }
+};
+
+// The automatic policy, from the H200 measurements (bench/results/h200/mlp-*.csv, docs/mlp.md):
+// per-k-block waits cost one acquire (plus a proxy fence) per k-block on GEMM2's TMA issue path and
+// measured slower than per-row waits at every M; per-row waits measured within noise of the
+// kernel-granular PDL baseline. With a single row of Y tiles (m <= 128) a row wait is a wait for all
+// of GEMM1, so overlap cannot win and the op launches GEMM2 kernel-granular (none); otherwise row.
+inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, std::string& why) {
+  if (gemm1.m <= 1) {
+    why = "Y has a single row of " + std::to_string(kMlpTileM) +
+          "-row tiles: every GEMM2 tile needs all of GEMM1, so overlap cannot win (kernel-granular PDL)";
+    return mlp_policy::none;
+  }
+  why = std::to_string(gemm1.m) + " rows of Y tiles (" + std::to_string(gemm1.size()) + " GEMM1 tiles, " +
+        std::to_string(double(gemm1.size()) / double(sms > 0 ? sms : 1)).substr(0, 4) +
+        " waves): GEMM2 row r starts when Y's row r is done; per-k-block waits measured slower (one acquire per "
+        "k-block on the TMA issue path)";
+  (void)s;
+  return mlp_policy::row;
+}
+
+// Validates the shape and decides policy and split-K. Errors name the offending extent.
+[[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {}) {
+  const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
+                           " ffn=" + std::to_string(s.ffn);
+  if (s.m < 1 || s.hidden < 1 || s.ffn < 1)
+    return status(errc::invalid_argument, "baton::ops::mlp " + dims + ": every extent must be >= 1");
+  if (s.hidden % 8 != 0 || s.ffn % 8 != 0)
+    return status(errc::not_supported, "baton::ops::mlp " + dims +
+                                           ": hidden and ffn must be multiples of 8 (the GEMMs' TMA needs 16-byte "
+                                           "rows); pad the weights with zero rows/columns");
+  if (sms < 1) return status(errc::invalid_argument, "baton::ops::mlp: sms must be >= 1, got " + std::to_string(sms));
+  if (opt.split1 < 0 || opt.split2 < 0)
+    return status(errc::invalid_argument, "baton::ops::mlp: split-K parts must be >= 0 (0: automatic)");
+  MlpPlan p;
+  p.shape = s;
+  const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
+  p.gemm1 = Grid{ceil_div(s.m, kMlpTileM), ceil_div(n1, kMlpTileN), 1};
+  p.gemm2 = Grid{ceil_div(s.m, kMlpTileM), ceil_div(s.hidden, kMlpTileN), 1};
+  const int k1 = ceil_div(s.hidden, kMlpTileK), k2 = ceil_div(s.ffn, kMlpTileK);
+  if (opt.split1 > k1 || opt.split2 > k2)
+    return status(errc::invalid_argument, "baton::ops::mlp " + dims + ": split-K " + std::to_string(opt.split1) + "/" +
+                                              std::to_string(opt.split2) + " exceeds the k-blocks " +
+                                              std::to_string(k1) + "/" + std::to_string(k2));
+  p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
+  p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+  if (opt.policy == mlp_policy::automatic) {
+    p.policy = mlp_auto_policy(s, p.gemm1, sms, p.reason);
+  } else {
+    p.policy = opt.policy;
+    p.reason = "the caller asked for it";
+  }
+  return p;
+}
+
+}  // namespace baton::ops
