@@ -22,8 +22,8 @@
 //                      fp32 compute, the heuristic's top algorithm, 32 MiB workspace. In a graph.
 //   baton-kblock       KBlockPolicy<GemmA>: GEMM2 waits per k-block of Y; launch_chain (PDL), graph
 //   baton-row          RowPolicy<GemmA>: GEMM2 waits once per row of Y tiles; same
-//   baton-auto         the policy a fixed rule picks before timing (from the measured table: row;
-//                      see auto_picks_row), timed as its own chain and graph
+//   baton-auto         baton::ops::Mlp: the op plans policy, split-K and tile order itself (plan_mlp,
+//                      baton/ops/mlp.hpp; it logs its choice), timed as its own chain and graph
 //   cutlass-streamk-graph     baseline: CUTLASS 4.2 GemmUniversal, cooperative kernel with the
 //                      StreamKScheduler in Stream-K mode (persistent; partial tiles reduced
 //                      through a workspace), same collectives; SwiGLU: GEMM1 plain into [M, 2F],
@@ -86,6 +86,7 @@ struct Args {
   int hidden = kGpt3Hidden, ffn = kGpt3Ffn;
   bool swiglu = false;
   int split1 = 0, split2 = 0;  // 0: sm90::choose_split_k per shape
+  int group_m = 0;             // 0: baton::ops::mlp_group_m per shape
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -114,6 +115,8 @@ void usage() {
       "  --act gelu|swiglu    GEMM1's activation (default: the preset's)\n"
       "  --split-k auto|S1,S2 split-K parts of GEMM1 and GEMM2 for every baton-GEMM variant (default auto:\n"
       "                       baton::sm90::choose_split_k for the shape and the SM count)\n"
+      "  --group-m auto|G     tile order baton::Grouped{G} of both GEMMs for every baton-GEMM variant (1: row-major;\n"
+      "                       default auto: baton::ops::mlp_group_m)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -183,6 +186,9 @@ bool parse(int argc, char** argv, Args& a) {
       const std::string act = v;
       if (act != "gelu" && act != "swiglu") return bad("--act '" + act + "': expected gelu or swiglu");
       a.swiglu = act == "swiglu";
+    } else if (k == "--group-m") {
+      if (std::string(v) == "auto") a.group_m = 0;
+      else if (!int_opt(1, 1 << 20, a.group_m)) return false;
     } else if (k == "--split-k") {
       const std::string sk = v;
       if (sk == "auto") {
@@ -395,6 +401,7 @@ struct Problem {
   bool swiglu = false;
   bf16* t = nullptr;  // [m, 2f]: GEMM1's output before the separate SwiGLU kernel (baselines)
   int split1 = 1, split2 = 1;
+  int group_m = 1;                      // tile order Grouped{group_m}
   void *sw1 = nullptr, *sw2 = nullptr;  // split-K workspaces (counters zeroed)
   Args1 args1() const {  // Y = GeLU(X W1^T)
     Args1 a{m, f, h, x, w1, y};
@@ -453,8 +460,8 @@ struct PlainMlp {
   [[nodiscard]] status build(const Problem& p, cudaStream_t stream, TileEvent* trace1 = nullptr,
                              TileEvent* trace2 = nullptr) {
     const Grid g1 = p.g1(), g2 = p.g2();
-    auto s1 = chain.add_stage("gemm1", g1, RowMajor{});
-    auto s2 = chain.add_stage("gemm2", g2, RowMajor{});
+    auto s1 = chain.add_stage("gemm1", g1, Grouped{p.group_m});
+    auto s2 = chain.add_stage("gemm2", g2, Grouped{p.group_m});
     BATON_TRY(chain.validate());
     BATON_TRY(ws.alloc(chain.workspace_bytes(), "plain workspace"));
     BATON_TRY(initialize_workspace(chain, ws.p, chain.workspace_bytes(), stream));
@@ -488,8 +495,8 @@ struct BatonMlp {
                              TileEvent* trace2 = nullptr) {
     const Grid g1 = p.g1(), g2 = p.g2();
     const footprint::GemmA fp = p.fp();  // GEMM2's A on Y's tiles
-    auto s1 = chain.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
-    auto s2 = chain.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
+    auto s1 = chain.add_stage("gemm1", g1, Grouped{p.group_m}, {.reads = {"X", "W1"}, .writes = {"Y"}});
+    auto s2 = chain.add_stage("gemm2", g2, Grouped{p.group_m}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
     auto e = chain.add_edge(s1, s2, P{g1, fp}, deps::gemm_a(fp, g2));
     BATON_TRY(chain.validate());  // includes the soundness checker
     BATON_TRY(ws.alloc(chain.workspace_bytes(), "baton workspace"));
@@ -704,22 +711,34 @@ struct Check {
   return {};
 }
 
-// The policy for baton-auto, decided from the shape and the machine before anything is timed,
-// from the measured table of run 6 (bench/results/h200/history/run6/mlp-gpt3.csv, commit 393e5e7bb7c2):
-// baton-kblock was 1.5-2.3x slower than baton-row at every M with more than one wave of GEMM1
-// tiles, because the current kernel does one ld.acquire + fence.proxy.async per k-block on the TMA
-// issue path of GEMM2's producer warp (~F/64 acquires per tile). Until that path is batched, the
-// row policy wins everywhere, so the rule picks it; the reason printed says so.
-bool auto_picks_row(const Problem& p, int num_sms, std::string& why) {
-  const Grid g1 = p.g1();
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "GEMM1 has %lld tiles (%.2f waves of %d SMs); the measured table (run 6) has per-k-block waits "
-                "1.5-2.3x slower than per-row waits at every M (one acquire per k-block on the TMA issue path)",
-                (long long)g1.size(), double(g1.size()) / num_sms, num_sms);
-  why = buf;
-  return true;
-}
+// baton-auto: baton::ops::Mlp, the op with its own plan (policy, split-K, tile order; the bench's
+// --split-k / --group-m are passed on when given), its kernels the bench's instantiations.
+struct OpMlp {
+  std::unique_ptr<ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>> gelu;
+  std::unique_ptr<ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>> swiglu;
+  [[nodiscard]] status build(const Problem& p, const Args& a, int sms, cudaStream_t stream) {
+    ops::MlpRunOptions o;
+    o.sms = sms;
+    o.plan.split1 = a.split1;
+    o.plan.split2 = a.split2;
+    o.plan.group_m = a.group_m;
+    o.watchdog_ns = kWatchdogNs;
+    const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
+    const ops::MlpShape shape{p.m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu};
+    if (p.swiglu) {
+      auto m = ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>::create(shape, t, stream, o);
+      if (!m.ok()) return m.error();
+      swiglu = std::move(m.value());
+    } else {
+      auto m = ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>::create(shape, t, stream, o);
+      if (!m.ok()) return m.error();
+      gelu = std::move(m.value());
+    }
+    return {};
+  }
+  [[nodiscard]] status enqueue(cudaStream_t s) { return gelu ? gelu->enqueue(s) : swiglu->enqueue(s); }
+  [[nodiscard]] status errors(cudaStream_t s) { return gelu ? gelu->check_errors(s) : swiglu->check_errors(s); }
+};
 
 // Per-tile timelines of one iteration (the last of three) of a bound chain.
 template <class Mlp>
@@ -773,6 +792,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   const int k1_blocks = ceil_div(p.h, Config1::tile_k), k2_blocks = ceil_div(p.f, Config2::tile_k);
   p.split1 = c.args.split1 > 0 ? std::min(c.args.split1, k1_blocks) : sm90::choose_split_k(g1.size(), k1_blocks, c.num_sms);
   p.split2 = c.args.split2 > 0 ? std::min(c.args.split2, k2_blocks) : sm90::choose_split_k(g2.size(), k2_blocks, c.num_sms);
+  p.group_m = c.args.group_m > 0 ? c.args.group_m : ops::mlp_group_m(g1);
   DevMem sw1, sw2;
   for (auto [mem, bytes, ptr] : {std::tuple{&sw1, p.sw1_bytes(), &p.sw1}, std::tuple{&sw2, p.sw2_bytes(), &p.sw2}}) {
     if (bytes == 0) continue;
@@ -803,17 +823,21 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   std::vector<std::vector<double>> ref;
   for (int r : sample) ref.push_back(c.ref_cache[r]);
 
-  std::string why;
-  const bool auto_row = auto_picks_row(p, c.num_sms, why);
-  std::printf("[m=%d] GEMM1 %lld tiles x %d split-K parts, GEMM2 %lld tiles x %d parts (%s); baton-auto: chose %s because %s\n",
+  std::printf("[m=%d] GEMM1 %lld tiles x %d split-K parts, GEMM2 %lld tiles x %d parts (%s), tile order Grouped{%d}\n",
               m, (long long)g1.size(), p.split1, (long long)g2.size(), p.split2,
-              c.args.split1 > 0 ? "--split-k" : "choose_split_k", auto_row ? "row" : "kblock", why.c_str());
+              c.args.split1 > 0 ? "--split-k" : "choose_split_k", p.group_m);
+  ops::MlpOptions plan_opts;
+  plan_opts.split1 = c.args.split1;
+  plan_opts.split2 = c.args.split2;
+  plan_opts.group_m = c.args.group_m;
+  const auto auto_plan = ops::plan_mlp({m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu},
+                                       c.num_sms, plan_opts);
+  const std::string auto_policy = auto_plan.ok() ? ops::to_string(auto_plan.value().policy) : "?";
 
   PlainMlp plain;
   auto kblock = std::make_unique<BatonMlp<KBlock>>();
   auto row = std::make_unique<BatonMlp<Row>>();
-  auto auto_k = std::make_unique<BatonMlp<KBlock>>();
-  auto auto_r = std::make_unique<BatonMlp<Row>>();
+  auto op = std::make_unique<OpMlp>();
   LtMlp lt;
   UniversalMlp streamk, persistent;
 
@@ -841,7 +865,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
     v.enqueue = [&] { return lt.enqueue(c.stream); };
     vs.push_back(v);
   }
-  auto baton_variant = [&](const std::string& name, auto* mlp, const char* policy) {
+  auto baton_variant = [&](const std::string& name, auto* mlp, const std::string& policy) {
     Variant v;
     v.name = name;
     v.policy = policy;
@@ -851,10 +875,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   };
   baton_variant("baton-kblock", kblock.get(), "kblock");
   baton_variant("baton-row", row.get(), "row");
-  if (auto_row)
-    baton_variant("baton-auto", auto_r.get(), "row");
-  else
-    baton_variant("baton-auto", auto_k.get(), "kblock");
+  baton_variant("baton-auto", op.get(), auto_policy);
 
   // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
   auto build_for = [&](const std::string& name) -> status {
@@ -867,7 +888,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
     if (name == "cublaslt-graph") return lt.build(p, c.lt, c.lt_ws);
     if (name == "baton-kblock") return kblock->build(p, c.stream);
     if (name == "baton-row") return row->build(p, c.stream);
-    return auto_row ? auto_r->build(p, c.stream) : auto_k->build(p, c.stream);
+    return op->build(p, c.args, c.num_sms, c.stream);
   };
 
   bool fatal = false;
@@ -917,6 +938,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                                v.name == "cutlass-pdl-graph";
     r.extra = {{"policy", v.policy},
                {"act", p.swiglu ? "swiglu" : "gelu"},
+               {"group_m", on_baton_gemm ? std::to_string(p.group_m) : "-"},
                {"split_k", on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2) : "-"},
                {"rel_err", relbuf},
                {"gemm1_tiles", std::to_string(g1.size())},
@@ -932,10 +954,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
 
   if (c.args.trace_m == m) {
     const std::string base = c.args.out_dir + "/timeline-" + c.workload + "-m" + std::to_string(m);
-    status st = auto_row ? write_timeline<BatonMlp<Row>>(c, p, base + ".json", "baton-auto (row)",
-                                                         [&](BatonMlp<Row>& b) { return b.enqueue(c.stream); })
-                         : write_timeline<BatonMlp<KBlock>>(c, p, base + ".json", "baton-auto (kblock)",
-                                                            [&](BatonMlp<KBlock>& b) { return b.enqueue(c.stream); });
+    status st = write_timeline<BatonMlp<Row>>(c, p, base + ".json", "baton-row",
+                                              [&](BatonMlp<Row>& b) { return b.enqueue(c.stream); });
     if (!st.ok()) std::fprintf(stderr, "error: timeline: %s\n", st.to_string().c_str());
     st = write_timeline<PlainMlp>(c, p, base + "-cutlass-pdl.json", "cutlass-pdl", [&](PlainMlp& b) {
       return launch_chain(b.chain, c.stream, b.pdl, schedule::pdl);

@@ -12,31 +12,32 @@
 
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
+#include "baton/ops/mlp.cuh"
 
 #include <memory>
 
 namespace baton_bench::mlp {
 
+// The op's kernel types (baton/ops/mlp.cuh); the bench compiles each kernel in its own TU.
 using bf16 = ::cutlass::bfloat16_t;
-using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
-using Config1 = baton::sm90::GemmConfig<
-    Tile, ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>>;
-using Config2 = baton::sm90::GemmConfig<Tile>;
-using SwiConfig1 = baton::sm90::GemmConfig<Tile, Config2::FusionOp, /*SwiGluPairs=*/true>;
+using Tile = baton::ops::mlp_kernels::Tile;
+using Config1 = baton::ops::mlp_kernels::GeluConfig;
+using Config2 = baton::ops::mlp_kernels::DownConfig;
+using SwiConfig1 = baton::ops::mlp_kernels::SwiGluConfig;
 using Args1 = baton::sm90::GemmArguments<Config1>;
 using SwiArgs1 = baton::sm90::GemmArguments<SwiConfig1>;
 using Args2 = baton::sm90::GemmArguments<Config2>;
 
-using KBlock = baton::KBlockPolicy<baton::footprint::GemmA>;  // per-k-block waits
-using Row = baton::RowPolicy<baton::footprint::GemmA>;        // one wait per row of producer tiles
+using KBlock = baton::ops::mlp_kernels::KBlock;  // per-k-block waits
+using Row = baton::ops::mlp_kernels::Row;        // one wait per row of producer tiles
 
 // Plain GEMMs (the CUTLASS baselines): the same kernel code, a stage with no edges (it still takes
-// a ticket for its tile).
-using PlainStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<>>;
+// a ticket for its tile). Every stage walks its tiles in baton::Grouped order (group_m at run time).
+using PlainStage = baton::ops::mlp_kernels::PlainStage;
 template <class P>
-using ProducerStage = baton::Stage<baton::RowMajor, baton::outputs<P>, baton::inputs<>>;
+using ProducerStage = baton::ops::mlp_kernels::ProducerStage<P>;
 template <class P>
-using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<P>>;
+using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 
 // GEMM1 (GeLU): plain, or posting each tile to a policy's semaphores.
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a);      // mlp_gemm1_plain.cu
@@ -68,5 +69,17 @@ class UniversalGemm {
 [[nodiscard]] baton::result<std::unique_ptr<UniversalGemm>> make_universal_plain(int m, int n, int k, const bf16* a, const bf16* b,
                                                                                 bf16* d, SchedulerMode mode, int sms,
                                                                                 cudaStream_t stream);  // mlp_streamk_plain.cu
+
+// The kernel set of baton::ops::Mlp, forwarding to the instantiations above.
+template <baton::ops::activation A>
+struct OpKernels {
+  template <class S, class UpArgs>
+  static baton::result<baton::StageLaunch> up(const S& s, const UpArgs& a) { return gemm1_launch(s, a); }
+  template <class S>
+  static baton::result<baton::StageLaunch> down(const S& s, const Args2& a) { return gemm2_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_after_grid(const PlainStage& s, const Args2& a) {
+    return gemm2_pdl_wait_launch(s, a);
+  }
+};
 
 }  // namespace baton_bench::mlp

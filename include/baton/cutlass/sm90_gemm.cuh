@@ -346,9 +346,27 @@ struct GemmKernel {
       ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
       Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
       auto accumulators = partition_fragment_C(tiled_mma, take<0, 2>(blk_shape));  // (MMA,MMA_M,MMA_N)
-      collective_mainloop.mma(mainloop_pipeline, mainloop_pipe_consumer_state, accumulators, k_tile_count,
-                              mma_thread_idx, shared_storage.tensors.mainloop, params.mainloop);
-      collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
+      // Decode shapes: each MMA warp group computes one 64-row half of the tile. A warp group whose
+      // half lies entirely past m (m - tile row <= 64 for the upper half) only consumes the
+      // pipeline (wait, release) and skips its GMMAs: half the tensor-core work per k-block. Its
+      // accumulators stay zero; rows >= m are never stored. The half's first row comes from the
+      // accumulator coordinates (uniform over the warp group: its rows are one aligned 64-row block).
+      const int half_row0 = int(get<0>(accumulator_coords_(tiled_mma, mma_thread_idx, accumulators)(0))) /
+                            (Config::tile_m / 2) * (Config::tile_m / 2);
+      const bool idle_half =
+          int(get<0>(problem_shape_MNKL)) - assignment.tile.m * Config::tile_m <= half_row0;
+      if (idle_half) {
+        cute::clear(accumulators);
+        for (int k = 0; k < k_tile_count; ++k) {
+          mainloop_pipeline.consumer_wait(mainloop_pipe_consumer_state);
+          mainloop_pipeline.consumer_release(mainloop_pipe_consumer_state);
+          ++mainloop_pipe_consumer_state;
+        }
+      } else {
+        collective_mainloop.mma(mainloop_pipeline, mainloop_pipe_consumer_state, accumulators, k_tile_count,
+                                mma_thread_idx, shared_storage.tensors.mainloop, params.mainloop);
+        collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
+      }
       // Split-K: every part but the last to arrive leaves after writing its partial tile.
       if (params.split_k > 1 &&
           !split_reduce_(params, accumulators, tiled_mma, assignment, split_part, mma_thread_idx, shared_storage))
@@ -413,18 +431,30 @@ struct GemmKernel {
     }
     ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
     if (shared_storage.split_last == 0) return false;
+    // Part by part (a fixed order), each part's 32 loads issued back to back: the reduction costs
+    // (split_k - 1) L2 round trips, not one per accumulator pair.
+    float sum[kAccumulators];
     CUTLASS_PRAGMA_UNROLL
-    for (int j = 0; j < kAccumulators / 2; ++j) {
-      if (get<0>(coords(2 * j)) >= rows) continue;
-      float2 sum = make_float2(0.f, 0.f);
-      for (int p = 0; p < parts; ++p) {
-        const float2 v = p == part ? make_float2(acc(2 * j), acc(2 * j + 1)) : __ldcg(partial(p) + size_t(j) * NumMmaThreads);
-        sum.x += v.x;
-        sum.y += v.y;
+    for (int i = 0; i < kAccumulators; ++i) sum[i] = 0.f;
+    for (int p = 0; p < parts; ++p) {
+      if (p == part) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kAccumulators; ++i) sum[i] += acc(i);
+      } else {
+        const float2* src = partial(p);
+        float2 v[kAccumulators / 2];
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < kAccumulators / 2; ++j)
+          v[j] = get<0>(coords(2 * j)) < rows ? __ldcg(src + size_t(j) * NumMmaThreads) : make_float2(0.f, 0.f);
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < kAccumulators / 2; ++j) {
+          sum[2 * j] += v[j].x;
+          sum[2 * j + 1] += v[j].y;
+        }
       }
-      acc(2 * j) = sum.x;
-      acc(2 * j + 1) = sum.y;
     }
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kAccumulators; ++i) acc(i) = sum[i];
     return true;
   }
 

@@ -58,11 +58,11 @@ using UpConfig = std::conditional_t<A == activation::gelu, GeluConfig, SwiGluCon
 
 using KBlock = KBlockPolicy<footprint::GemmA>;
 using Row = RowPolicy<footprint::GemmA>;
-using PlainStage = Stage<RowMajor, outputs<>, inputs<>>;
+using PlainStage = Stage<Grouped, outputs<>, inputs<>>;
 template <class P>
-using ProducerStage = Stage<RowMajor, outputs<P>, inputs<>>;
+using ProducerStage = Stage<Grouped, outputs<P>, inputs<>>;
 template <class P>
-using ConsumerStage = Stage<RowMajor, outputs<>, inputs<P>>;
+using ConsumerStage = Stage<Grouped, outputs<>, inputs<P>>;
 
 // The default kernel set: instantiated where Mlp<A> is used.
 template <activation A>
@@ -133,7 +133,7 @@ class Mlp {
     m->plan_ = plan.value();
     BATON_TRY(m->build_(t, stream, o));
     if (o.log) std::printf("%s\n", m->plan_.log_line().c_str());
-    return m;
+    return result<std::unique_ptr<Mlp>>(std::move(m));
   }
 
   // One forward pass on `stream` (PDL, one stream; capturable in a CUDA graph).
@@ -160,16 +160,19 @@ class Mlp {
     up.split_workspace = sw1_;
     down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
-    BATON_TRY(sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>::can_implement(up).with_context("gemm1"));
-    BATON_TRY(sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>::can_implement(down).with_context("gemm2"));
+    using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
+    using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
+    BATON_TRY(UpGemm::can_implement(up).with_context("gemm1"));
+    BATON_TRY(DownGemm::can_implement(down).with_context("gemm2"));
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
     b1.watchdog_ns = b2.watchdog_ns = o.watchdog_ns;
     b1.trace = o.trace1;
     b2.trace = o.trace2;
-    auto s1 = chain_.add_stage("gemm1", g1, RowMajor{}, {.reads = {"X", "W1"}, .writes = {"Y"}});
-    auto s2 = chain_.add_stage("gemm2", g2, RowMajor{}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
+    const Grouped order{plan_.group_m};
+    auto s1 = chain_.add_stage("gemm1", g1, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
+    auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
     const footprint::GemmA fp = sm90::gemm_a_footprint<mlp_kernels::UpConfig<Act>, mlp_kernels::DownConfig>(s.m, s.ffn);
     result<StageLaunch> l1 = status(errc::invalid_argument, "unset"), l2 = status(errc::invalid_argument, "unset");
     auto edge_chain = [&](auto policy) -> status {

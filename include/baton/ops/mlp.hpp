@@ -48,7 +48,13 @@ struct MlpShape {
 struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
   int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
+  int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
 };
+
+// The tile order of both GEMMs, Grouped{group_m}: bands of group_m rows of tiles walked column by
+// column, so the group_m tiles that read the same weight columns run together and share them in
+// L2 (1: row-major). Weight traffic dominates an MLP, so a band covers every row of tiles up to 8.
+inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? gemm1.m : 1) : 8; }
 
 // The tile shape of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match).
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64;
@@ -57,12 +63,14 @@ struct MlpPlan {
   MlpShape shape{};
   mlp_policy policy = mlp_policy::row;
   int split1 = 1, split2 = 1;
+  int group_m = 1;
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
-           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", because " + reason;
+           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tile order Grouped{" +
+           std::to_string(group_m) + "}, because " + reason;
   }
 };
 
@@ -96,8 +104,8 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
                                            ": hidden and ffn must be multiples of 8 (the GEMMs' TMA needs 16-byte "
                                            "rows); pad the weights with zero rows/columns");
   if (sms < 1) return status(errc::invalid_argument, "baton::ops::mlp: sms must be >= 1, got " + std::to_string(sms));
-  if (opt.split1 < 0 || opt.split2 < 0)
-    return status(errc::invalid_argument, "baton::ops::mlp: split-K parts must be >= 0 (0: automatic)");
+  if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
+    return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   MlpPlan p;
   p.shape = s;
   const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
@@ -110,6 +118,7 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
                                               std::to_string(k1) + "/" + std::to_string(k2));
   p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+  p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
   if (opt.policy == mlp_policy::automatic) {
     p.policy = mlp_auto_policy(s, p.gemm1, sms, p.reason);
   } else {
