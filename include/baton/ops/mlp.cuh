@@ -75,9 +75,6 @@ struct Inline {
   static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) {
     return sm90::Gemm<DownConfig, S>::make_launch(s, a);
   }
-  static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
-    return sm90::Gemm<DownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
-  }
 };
 }  // namespace mlp_kernels
 
@@ -136,8 +133,9 @@ class Mlp {
     return result<std::unique_ptr<Mlp>>(std::move(m));
   }
 
-  // One forward pass on `stream` (PDL, one stream; capturable in a CUDA graph).
-  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, schedule::pdl); }
+  // One forward pass on `stream` (one stream; PDL for the row and kblock policies, two plain
+  // launches for none; capturable in a CUDA graph).
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, sched_); }
   // Waits for `stream` and returns the chain's error record as a status (watchdog reports).
   [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
 
@@ -171,12 +169,12 @@ class Mlp {
     b1.trace = o.trace1;
     b2.trace = o.trace2;
     const Grouped order{plan_.group_m};
-    auto s1 = chain_.add_stage("gemm1", g1, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
-    auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
     const footprint::GemmA fp = sm90::gemm_a_footprint<mlp_kernels::UpConfig<Act>, mlp_kernels::DownConfig>(s.m, s.ffn);
     result<StageLaunch> l1 = status(errc::invalid_argument, "unset"), l2 = status(errc::invalid_argument, "unset");
     auto edge_chain = [&](auto policy) -> status {
       using P = decltype(policy);
+      auto s1 = chain_.add_stage("gemm1", g1, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
+      auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
       auto e = chain_.add_edge(s1, s2, policy, deps::gemm_a(fp, g2));
       BATON_TRY(chain_.validate());  // the soundness checker proves the policy before any launch
       BATON_TRY(workspace_(stream));
@@ -192,7 +190,10 @@ class Mlp {
     switch (plan_.policy) {
       case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::KBlock{g1, fp})); break;
       case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::Row{g1, fp})); break;
-      default: {  // none: no edge; GEMM2 waits for all of GEMM1 (griddepcontrol.wait) under PDL
+      default: {  // none: two plain GEMMs launched one after the other (the kernel boundary orders them)
+        sched_ = schedule::serial;
+        auto s1 = chain_.add_stage("gemm1", g1, order);
+        auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
         BATON_TRY(workspace_(stream));
         auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
@@ -200,7 +201,7 @@ class Mlp {
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
         l1 = Kernels::up(st1.value(), up);
-        l2 = Kernels::down_after_grid(st2.value(), down);
+        l2 = Kernels::down(st2.value(), down);
       }
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");
@@ -225,6 +226,7 @@ class Mlp {
   void* sw1_ = nullptr;
   void* sw2_ = nullptr;
   std::vector<StageLaunch> launches_;
+  schedule sched_ = schedule::pdl;
 };
 
 }  // namespace baton::ops
