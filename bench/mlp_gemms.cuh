@@ -77,6 +77,9 @@ struct OpKernels {
   static baton::result<baton::StageLaunch> up(const S& s, const UpArgs& a) { return gemm1_launch(s, a); }
   template <class S>
   static baton::result<baton::StageLaunch> down(const S& s, const Args2& a) { return gemm2_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_after_grid(const PlainStage& s, const Args2& a) {
+    return gemm2_pdl_wait_launch(s, a);
+  }
 };
 
 }  // namespace baton_bench::mlp

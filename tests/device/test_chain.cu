@@ -472,7 +472,7 @@ TEST_F(Chains, BadLaunchesRejected) {
   wrong[1].grid = dim3(unsigned(rc.cg.size() + 1));
   status s = launch_chain(rc.chain, stream, wrong);
   EXPECT_EQ(s.code(), errc::invalid_argument);
-  EXPECT_NE(s.message().find("each CTA takes exactly one tile ticket"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("each CTA takes exactly one ticket"), std::string::npos) << s.message();
   s = launch_chain(rc.chain, stream, {l[0]});
   EXPECT_EQ(s.code(), errc::invalid_argument);
   s = initialize_workspace(rc.chain, ws, rc.chain.workspace_bytes() - 1, stream);

@@ -24,7 +24,8 @@ enum class activation { gelu, swiglu };
 // How GEMM2 waits for GEMM1's output Y:
 //   row     one semaphore per row of Y tiles; a GEMM2 tile waits once, before its first load
 //   kblock  per 64-wide k-block of Y, just before that k-block's TMA load (weights load first)
-//   none    no overlap: two plain GEMMs, one after the other on the stream (the kernel boundary)
+//   none    no semaphores: the kernel boundary orders the GEMMs (GEMM2 PDL-launched with
+//           griddepcontrol.wait when GEMM1 runs in one wave, else two plain launches)
 //   automatic  plan_mlp chooses (see mlp_auto_policy)
 enum class mlp_policy { automatic, row, kblock, none };
 
