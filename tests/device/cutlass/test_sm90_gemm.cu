@@ -536,6 +536,87 @@ TEST_F(Sm90GemmChains, RandomProducerDelays) {
   (void)run_chain(kRagged, ChainRun{bt::scaled(200), 20000, schedule::pdl});
 }
 
+// Bitwise comparison of two bf16 arrays (as 16-bit patterns: NaN poison never compares equal).
+__global__ void count_mismatches(const uint16_t* got, const uint16_t* want, size_t n, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    local += got[i] != want[i];
+  if (local) atomicAdd(bad, local);
+}
+
+// The MLP issue's stress mode: 10^4 chained runs (Y = X W1^T with 2-part split-K, Z = Y W2^T with
+// per-k-block waits; 256 producer tiles x 2 parts on 132 SMs, so consumers start while producer
+// parts still run) with 0-10 us pseudo-random delays before every producer part's loads, Y and Z
+// NaN-poisoned before each run; every Z compared bitwise on the GPU with the verified first run.
+TEST_F(Sm90GemmChains, Stress10kRunsRandomDelaysSplitK) {
+  const int runs = bt::scaled(10000);
+  const ChainShape s = kTwoWaves;
+  TwoGemms t(s);
+  BT_ASSERT_OK(t.chain.validate());
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = workspace(t.chain, wsh);
+  auto sa = t.chain.bind(t.a, ws, t.chain.workspace_bytes(), outs(t.e), ins(), kBind);
+  auto sb = t.chain.bind(t.b, ws, t.chain.workspace_bytes(), outs(), ins(t.e), kBind);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  const size_t nx = size_t(s.m) * s.k1, ny = size_t(s.m) * s.n1, nz = size_t(s.m) * s.n2;
+  const auto x = random_bf16(nx, 31, 1.f), w1 = random_bf16(size_t(s.n1) * s.k1, 32, 1.f / std::sqrt(float(s.k1)));
+  const auto w2 = random_bf16(size_t(s.n2) * s.n1, 33, 1.f / std::sqrt(float(s.n1)));
+  auto dx = bt::dev_alloc<bf16>(nx), dw1 = bt::dev_alloc<bf16>(w1.size()), dy = bt::dev_alloc<bf16>(ny);
+  auto dw2 = bt::dev_alloc<bf16>(w2.size()), dz = bt::dev_alloc<bf16>(nz), dz0 = bt::dev_alloc<bf16>(nz);
+  auto bad = bt::dev_alloc<unsigned long long>(1);
+  upload(dx.get(), x);
+  upload(dw1.get(), w1);
+  upload(dw2.get(), w2);
+  Args a1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()};
+  a1.split_k = 2;
+  const size_t swb = bt::gemm::split_workspace_bytes(a1);
+  auto dsw = bt::dev_alloc<unsigned char>(swb);
+  BT_CUDA(cudaMemsetAsync(dsw.get(), 0, swb, stream));
+  a1.split_workspace = dsw.get();
+  const Args a2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
+  auto quiet = bt::gemm::producer_launch(sa.value(), a1);
+  a1.debug_max_tile_delay_ns = 10000;
+  auto delayed = bt::gemm::producer_launch(sa.value(), a1);
+  auto l2 = bt::gemm::consumer_launch(sb.value(), a2);
+  ASSERT_TRUE(quiet.ok() && delayed.ok() && l2.ok());
+
+  // The reference run (no delays), verified against the CPU.
+  poison(dy.get(), ny);
+  poison(dz.get(), nz);
+  BT_ASSERT_OK(launch_chain(t.chain, stream, {quiet.value(), l2.value()}));
+  const auto z0 = download(dz.get(), nz);
+  const auto y_ref = reference_gemm(x, w1, s.m, s.n1, s.k1, 1.f);
+  const Error ez = compare(z0, reference_gemm(to_bf16(y_ref), w2, s.m, s.n2, s.n1, 1.f));
+  ASSERT_EQ(ez.nonfinite, 0u);
+  ASSERT_LT(ez.rel_frobenius, 1e-2);
+  BT_CUDA(cudaMemcpyAsync(dz0.get(), dz.get(), nz * sizeof(bf16), cudaMemcpyDeviceToDevice, stream));
+  BT_CUDA(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream));
+
+  cudaEvent_t e0, e1;
+  BT_CUDA(cudaEventCreate(&e0));
+  BT_CUDA(cudaEventCreate(&e1));
+  BT_CUDA(cudaEventRecord(e0, stream));
+  for (int r = 0; r < runs; ++r) {
+    poison(dy.get(), ny);
+    poison(dz.get(), nz);
+    BT_ASSERT_OK(launch_chain(t.chain, stream, {delayed.value(), l2.value()}));
+    count_mismatches<<<264, 256, 0, stream>>>(reinterpret_cast<const uint16_t*>(dz.get()),
+                                              reinterpret_cast<const uint16_t*>(dz0.get()), nz, bad.get());
+  }
+  BT_CUDA(cudaEventRecord(e1, stream));
+  BT_CUDA(cudaEventSynchronize(e1));
+  float ms = 0;
+  BT_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+  unsigned long long mismatches = ~0ull;
+  BT_CUDA(cudaMemcpy(&mismatches, bad.get(), sizeof mismatches, cudaMemcpyDeviceToHost));
+  BT_ASSERT_OK(check_errors(t.chain, ws, stream));
+  EXPECT_EQ(mismatches, 0ull) << "elements of Z that differ from the verified run, over " << runs << " runs";
+  std::printf("[ stress ] %d chained runs with random producer delays (split-K 2 / per-k-block waits): %llu mismatching "
+              "elements of Z, %.1f ms\n", runs, mismatches, ms);
+}
+
 // The serial schedule (no overlap) gives bit-identical results; prints both times for reference.
 TEST_F(Sm90GemmChains, SerialScheduleMatchesPdl) {
   const auto pdl = run_chain(kWide, ChainRun{2, 0, schedule::pdl});
