@@ -390,25 +390,20 @@ struct SplitCase {
   int split1, split2;
   bool per_k_block;
 };
-class Sm90GemmSplitK : public Sm90GemmChains, public ::testing::WithParamInterface<SplitCase> {};
+class Sm90GemmSplitK : public Sm90GemmChains, public ::testing::WithParamInterface<SplitCase> {
+ protected:
+  void run_case(uint32_t producer_delay_ns) {
+    const SplitCase c = GetParam();
+    ChainRun run{bt::scaled(100), producer_delay_ns, schedule::pdl};
+    run.split1 = c.split1;
+    run.split2 = c.split2;
+    run.per_k_block = c.per_k_block;
+    (void)run_chain(c.shape, run);
+  }
+};
 
-TEST_P(Sm90GemmSplitK, MatchesReferenceOver100Iterations) {
-  const SplitCase c = GetParam();
-  ChainRun run{bt::scaled(100), 0, schedule::pdl};
-  run.split1 = c.split1;
-  run.split2 = c.split2;
-  run.per_k_block = c.per_k_block;
-  (void)run_chain(c.shape, run);
-}
-
-TEST_P(Sm90GemmSplitK, RandomProducerDelays) {
-  const SplitCase c = GetParam();
-  ChainRun run{bt::scaled(100), 20000, schedule::pdl};
-  run.split1 = c.split1;
-  run.split2 = c.split2;
-  run.per_k_block = c.per_k_block;
-  (void)run_chain(c.shape, run);
-}
+TEST_P(Sm90GemmSplitK, MatchesReferenceOver100Iterations) { run_case(0); }
+TEST_P(Sm90GemmSplitK, RandomProducerDelays) { run_case(20000); }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, Sm90GemmSplitK,
