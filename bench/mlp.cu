@@ -124,7 +124,7 @@ void usage() {
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
       "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto (default: all)\n"
       "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
-      "                       baton-row chain) and  ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
+      "                       baton-row chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
       "                       of the measured M; plot with scripts/plot_timeline.py\n"
       "  --timeout-s S        abort the whole run after S seconds (default 300; 0: never)\n");
 }
