@@ -35,6 +35,11 @@
 // aligned pointers; any m. The stage's grid must be tile_grid<Config>(m, n); input policies must
 // walk A in k-blocks of Config::tile_k (gemm_a_footprint gives that).
 //
+// Decode shapes (docs/cutlass.md): GemmArguments::split_k shares each tile's k-blocks among CTAs
+// (reduced in a workspace by the last part, which alone posts); for m <= 64 A's TMA box is
+// shortened and the MMA warp group of the all-padding upper half skips its GMMAs.
+// GemmConfig<Tile, FusionOp, /*SwiGluPairs=*/true>: SiLU(gate) * up over interleaved weights.
+//
 // Gemm<Config, Stage, /*GridDependencyWait=*/true>: the kernel-granular PDL baseline (no baton
 // waits). The mainloop's load warp executes griddepcontrol.wait before its first TMA load, as
 // CUTLASS does with CUTLASS_ENABLE_GDC_FOR_SM90, so the GEMM may be PDL-launched behind the GEMM
