@@ -22,8 +22,8 @@
 //                      fp32 compute, the heuristic's top algorithm, 32 MiB workspace. In a graph.
 //   baton-kblock       KBlockPolicy<GemmA>: GEMM2 waits per k-block of Y; launch_chain (PDL), graph
 //   baton-row          RowPolicy<GemmA>: GEMM2 waits once per row of Y tiles; same
-//   baton-auto         baton::ops::Mlp: the op plans policy, split-K and tile order itself (plan_mlp,
-//                      baton/ops/mlp.hpp; it logs its choice), timed as its own chain and graph
+//   baton-auto         baton::ops::Mlp with per-shape tuning (MlpRunOptions::tune: times none and per-row
+//                      candidate plans at create(), keeps the fastest, logs why), timed as its own graph
 //   cutlass-streamk-graph     baseline: CUTLASS 4.2 GemmUniversal, cooperative kernel with the
 //                      StreamKScheduler in Stream-K mode (persistent; partial tiles reduced
 //                      through a workspace), same collectives; SwiGLU: GEMM1 plain into [M, 2F],
@@ -723,6 +723,7 @@ struct OpMlp {
     o.plan.split2 = a.split2;
     o.plan.group_m = a.group_m;
     o.watchdog_ns = kWatchdogNs;
+    o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
     const ops::MlpShape shape{p.m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu};
     if (p.swiglu) {
@@ -737,6 +738,7 @@ struct OpMlp {
     return {};
   }
   [[nodiscard]] status enqueue(cudaStream_t s) { return gelu ? gelu->enqueue(s) : swiglu->enqueue(s); }
+  const ops::MlpPlan& plan() const { return gelu ? gelu->plan() : swiglu->plan(); }
   [[nodiscard]] status errors(cudaStream_t s) { return gelu ? gelu->check_errors(s) : swiglu->check_errors(s); }
 };
 
@@ -910,6 +912,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
       BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
       return v.errors();
     }().with_context("first run of " + v.name);
+    if (st.ok() && v.name == "baton-auto") v.policy = ops::to_string(op->plan().policy);  // tuned at build
     if (st.ok()) st = check(c, p, v, sample, ref, before).with_context("checking " + v.name + " before timing");
     if (st.ok()) st = time_variant(c, v, us).with_context("timing " + v.name);
     if (st.ok()) st = check(c, p, v, sample, ref, after).with_context("checking " + v.name + " after timing");
@@ -938,7 +941,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                                v.name == "cutlass-pdl-graph";
     r.extra = {{"policy", v.policy},
                {"act", p.swiglu ? "swiglu" : "gelu"},
-               {"group_m", on_baton_gemm ? std::to_string(p.group_m) : "-"},
+               {"group_m", v.name == "baton-auto" && (op->gelu || op->swiglu) ? std::to_string(op->plan().group_m)
+                           : on_baton_gemm                                  ? std::to_string(p.group_m)
+                                                                            : "-"},
                {"split_k", on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2) : "-"},
                {"rel_err", relbuf},
                {"gemm1_tiles", std::to_string(g1.size())},

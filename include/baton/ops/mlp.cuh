@@ -98,6 +98,12 @@ struct MlpRunOptions {
   bool log = true;                    // print the plan's log line to stdout
   TileEvent* trace1 = nullptr;        // optional per-tile timelines (gemm1 tiles / gemm2 tiles events)
   TileEvent* trace2 = nullptr;
+  // Per-shape tuning (with plan.policy automatic): create() times a few candidate plans on `stream`
+  // with the given tensors (it overwrites y and z) and keeps the fastest: the planned one (none),
+  // none row-major, and per-row waits with 1-row, 2-row and planned tile bands. tune_iters timed
+  // passes each, after 3 untimed ones, CUDA events, per-event synchronization only.
+  bool tune = false;
+  int tune_iters = 20;
 };
 
 template <activation Act, class Kernels = mlp_kernels::Inline<Act>>
@@ -128,6 +134,7 @@ class Mlp {
       BATON_CUDA_TRY(cudaGetDevice(&dev));
       BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
+    if (o.tune && o.plan.policy == mlp_policy::automatic) return tuned_(shape, t, stream, o, sms);
     auto plan = plan_mlp(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Mlp> m(new Mlp());
@@ -149,6 +156,72 @@ class Mlp {
 
  private:
   Mlp() = default;
+
+  // Mean time of one pass (after 3 untimed passes), in microseconds.
+  [[nodiscard]] static result<double> time_(Mlp& m, cudaStream_t stream, int iters) {
+    cudaEvent_t a = nullptr, b = nullptr;
+    BATON_CUDA_TRY(cudaEventCreate(&a));
+    status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
+    float ms = 0;
+    for (int i = 0; i < 3 && st.ok(); ++i) st = m.enqueue(stream);
+    if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
+    for (int i = 0; i < iters && st.ok(); ++i) st = m.enqueue(stream);
+    if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
+    if (st.ok()) st = cuda_status(cudaEventSynchronize(b), "cudaEventSynchronize (tuning)");
+    if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    if (st.ok()) st = m.check_errors(stream);
+    (void)cudaEventDestroy(a);
+    if (b) (void)cudaEventDestroy(b);
+    if (!st.ok()) return st;
+    return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
+  }
+
+  [[nodiscard]] static result<std::unique_ptr<Mlp>> tuned_(const MlpShape& shape, const MlpTensors& t, cudaStream_t stream,
+                                                           const MlpRunOptions& o, int sms) {
+    auto base = plan_mlp(shape, sms, o.plan);
+    if (!base.ok()) return base.error();
+    struct Candidate {
+      mlp_policy policy;
+      int group_m;
+    };
+    std::vector<Candidate> cands = {{mlp_policy::none, base.value().group_m}};
+    if (base.value().gemm1.m > 1) {  // with one row of tiles every plan below is the same chain
+      cands.push_back({mlp_policy::none, 1});
+      for (int g : {1, 2, base.value().group_m})
+        if (g <= base.value().gemm1.m) cands.push_back({mlp_policy::row, g});
+    }
+    std::unique_ptr<Mlp> best;
+    double best_us = 0;
+    std::string tried;
+    for (const Candidate& c : cands) {
+      bool dup = false;  // group_m 2 == planned group, ...
+      for (const Candidate& d : cands) {
+        if (&d == &c) break;
+        dup = dup || (d.policy == c.policy && d.group_m == c.group_m);
+      }
+      if (dup) continue;
+      MlpRunOptions co = o;
+      co.tune = false;
+      co.log = false;
+      co.plan.policy = c.policy;
+      co.plan.group_m = c.group_m;
+      auto m = create(shape, t, stream, co);
+      if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
+      auto us = time_(*m.value(), stream, o.tune_iters);
+      if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d} %.1f us", tried.empty() ? "" : ", ", to_string(c.policy),
+                    c.group_m, us.value());
+      tried += buf;
+      if (!best || us.value() < best_us) {
+        best = std::move(m.value());
+        best_us = us.value();
+      }
+    }
+    best->plan_.reason = "tuned on this GPU (" + std::to_string(o.tune_iters) + " passes each): " + tried;
+    if (o.log) std::printf("%s\n", best->plan_.log_line().c_str());
+    return result<std::unique_ptr<Mlp>>(std::move(best));
+  }
 
   [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {
     const MlpShape& s = plan_.shape;
