@@ -167,12 +167,17 @@ constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
 
 // Bytes of GemmArguments::split_workspace for args.split_k (0 without split): a 32-bit counter per
 // output tile (padded to 256 bytes), then split_k fp32 partial tiles per output tile.
+namespace detail {
+// The counters' part of a split-K workspace for a grid of output tiles (the partials follow it).
+constexpr size_t split_counters_bytes(Grid g) { return (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256; }
+}  // namespace detail
+
 template <class Config>
 constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
   if (args.split_k <= 1) return 0;
   const Grid g = tile_grid<Config>(args.m, args.n);
-  const size_t counters = (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256;
-  return counters + size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
+  return detail::split_counters_bytes(g) +
+         size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
 }
 
 // ---- the kernel --------------------------------------------------------------------------------
@@ -588,7 +593,7 @@ class Gemm {
     if (args.split_k > 1) {
       auto* base = static_cast<unsigned char*>(args.split_workspace);
       p.split_counters = reinterpret_cast<uint32_t*>(base);
-      p.split_partials = reinterpret_cast<float*>(base + counters_bytes_(stage.grid));
+      p.split_partials = reinterpret_cast<float*>(base + detail::split_counters_bytes(stage.grid));
     }
     if constexpr (Config::swiglu_pairs) p.swiglu_d = args.d;
     shorten_a_box_(p, args);
@@ -606,7 +611,7 @@ class Gemm {
     if (args.split_k <= 1) return {};
     if (args.split_workspace == nullptr)
       return status(errc::invalid_argument, "sm90 GEMM clear_split_workspace: split_workspace is null");
-    return cuda_status(cudaMemsetAsync(args.split_workspace, 0, counters_bytes_(tile_grid<Config>(args.m, args.n)), stream),
+    return cuda_status(cudaMemsetAsync(args.split_workspace, 0, detail::split_counters_bytes(tile_grid<Config>(args.m, args.n)), stream),
                        "cudaMemsetAsync(split-K counters)");
   }
 
@@ -625,11 +630,10 @@ class Gemm {
   }
 
  private:
-  static size_t counters_bytes_(Grid g) { return (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256; }
-
-  // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, and TMA spends
-  // time on every out-of-bounds row it zero-fills (measured on the H200: m = 1 ran 1.6x slower
-  // than m = 128). For m <= 64 the A descriptor is re-encoded with the smallest box of 8, 16, 32
+  // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, so TMA zero-fills
+  // up to 127 out-of-bounds rows per k-block. On the H200 the unmodified kernel ran 1.6x slower at
+  // m = 1 than at m = 128 (run 7); this change and the idle MMA half together took the GPT-3 MLP
+  // at m = 1 from 174 to 81 us (run 12). Their separate shares were not measured. For m <= 64 the A descriptor is re-encoded with the smallest box of 8, 16, 32
   // or 64 rows that covers m: the same coordinates and shared-memory destination (the 128B
   // swizzle atom is 8 rows, so the box's rows land where the full box would put them), fewer
   // bytes; the pipeline's expected transaction bytes shrink to match. Rows past the box keep

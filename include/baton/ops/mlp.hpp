@@ -76,9 +76,10 @@ struct MlpPlan {
 };
 
 // The automatic policy, from the H200 measurements (bench/results/h200/mlp-*.csv and the split-K /
-// tile-order sweep in bench/results/h200/sweep/, docs/mlp.md): with these GEMMs, per-row waits
-// measured 0-10% slower than two plain launches in a CUDA graph at every M of both presets
-// (GPT-3, LLaMA; M = 1..2048), and per-k-block waits 1.2-1.8x slower (an acquire per producer
+// tile-order sweeps in bench/results/h200/history/run10-sweep and run14-group-sweep, docs/mlp.md):
+// with these GEMMs, per-row waits measured 0-10% slower than two plain launches in a CUDA graph at
+// almost every M of both presets (the exception, LLaMA m = 512 with 2-row tile bands, is left to
+// MlpRunOptions::tune), and per-k-block waits 1.2-1.8x slower (an acquire per producer
 // tile on GEMM2's TMA issue path). Each GEMM alone saturates HBM (decode) or the tensor cores
 // (prefill) and a kernel boundary inside a graph costs a few microseconds, so overlap has nothing
 // to win: the op runs without it (none) and says so. row / kblock stay available on request.

@@ -5,5 +5,5 @@ namespace bt::gemm {
 baton::result<baton::StageLaunch> producer_launch(const ProducerStage& stage, const Args& args) {
   return baton::sm90::Gemm<Config, ProducerStage>::make_launch(stage, args);
 }
-size_t split_workspace_bytes(const Args& args) { return baton::sm90::Gemm<Config, ProducerStage>::split_workspace_bytes(args); }
+
 }  // namespace bt::gemm

@@ -5,7 +5,4 @@ namespace bt::gemm {
 baton::result<baton::StageLaunch> swiglu_producer_launch(const ProducerStage& stage, const SwiArgs& args) {
   return baton::sm90::Gemm<SwiConfig, ProducerStage>::make_launch(stage, args);
 }
-size_t swiglu_split_workspace_bytes(const SwiArgs& args) {
-  return baton::sm90::Gemm<SwiConfig, ProducerStage>::split_workspace_bytes(args);
-}
 }  // namespace bt::gemm

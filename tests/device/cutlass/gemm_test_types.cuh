@@ -25,8 +25,7 @@ using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inp
 using SwiConfig = baton::sm90::GemmConfig<Config::TileShape, Config::FusionOp, /*SwiGluPairs=*/true>;
 using SwiArgs = baton::sm90::GemmArguments<SwiConfig>;
 [[nodiscard]] baton::result<baton::StageLaunch> swiglu_producer_launch(const ProducerStage& stage, const SwiArgs& args);
-[[nodiscard]] size_t swiglu_split_workspace_bytes(const SwiArgs& args);
-[[nodiscard]] size_t split_workspace_bytes(const Args& args);
+
 [[nodiscard]] baton::result<baton::StageLaunch> consumer_launch(const ConsumerStage& stage, const Args& args);
 
 }  // namespace bt::gemm

@@ -273,7 +273,7 @@ class Sm90GemmChains : public Sm90Gemm {
     Args split_shape1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()}, split_shape2{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()};
     split_shape1.split_k = run.split1;
     split_shape2.split_k = run.split2;
-    const size_t sw1 = bt::gemm::split_workspace_bytes(split_shape1), sw2 = bt::gemm::split_workspace_bytes(split_shape2);
+    const size_t sw1 = sm90::split_workspace_bytes(split_shape1), sw2 = sm90::split_workspace_bytes(split_shape2);
     auto dsw1 = bt::dev_alloc<unsigned char>(std::max<size_t>(sw1, 16)), dsw2 = bt::dev_alloc<unsigned char>(std::max<size_t>(sw2, 16));
     EXPECT_EQ(cudaSuccess, cudaMemsetAsync(dsw1.get(), 0, std::max<size_t>(sw1, 16), stream));
     EXPECT_EQ(cudaSuccess, cudaMemsetAsync(dsw2.get(), 0, std::max<size_t>(sw2, 16), stream));
@@ -487,7 +487,7 @@ TEST_P(Sm90SwiGlu, ChainMatchesReference) {
 
   SwiArgs a1{c.m, 2 * c.f, c.k, dx.get(), dw1.get(), dh.get()};
   a1.split_k = c.split1;
-  const size_t swb = bt::gemm::swiglu_split_workspace_bytes(a1);
+  const size_t swb = sm90::split_workspace_bytes(a1);
   auto dsw = bt::dev_alloc<unsigned char>(std::max<size_t>(swb, 16));
   BT_CUDA(cudaMemsetAsync(dsw.get(), 0, std::max<size_t>(swb, 16), stream));
   a1.split_workspace = dsw.get();
@@ -564,7 +564,7 @@ TEST_F(Sm90GemmChains, Stress10kRunsRandomDelaysSplitK) {
   upload(dw2.get(), w2);
   Args a1{s.m, s.n1, s.k1, dx.get(), dw1.get(), dy.get()};
   a1.split_k = 2;
-  const size_t swb = bt::gemm::split_workspace_bytes(a1);
+  const size_t swb = sm90::split_workspace_bytes(a1);
   auto dsw = bt::dev_alloc<unsigned char>(swb);
   BT_CUDA(cudaMemsetAsync(dsw.get(), 0, swb, stream));
   a1.split_workspace = dsw.get();
