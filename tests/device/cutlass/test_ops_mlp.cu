@@ -1,0 +1,293 @@
+// Device tests (label gpu) of the MLP op, baton::ops::Mlp (include/baton/ops/mlp.cuh), built on the
+// same kernel instantiations the MLP benchmark times (bench/mlp_gemm*.cu, library
+// baton_mlp_kernels), so what is measured is what is tested:
+//   * both activations (GeLU; SwiGLU over interleaved gate/up weights) x every policy the op has
+//     (none, row, kblock, automatic) x ragged shapes: M = 1, 17, 200, 1000 with H = 520 and F = 344
+//     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
+//   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
+//   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
+//     by planning for 8 SMs);
+//   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
+//   * shape errors reported by create() before anything runs.
+// Each case runs the op 5 times, Z NaN-poisoned before every run, and compares Z with an fp64 CPU
+// reference of bf16(act(X W1^T)) W2^T: relative (Frobenius) error < 1e-2 and every element within
+// 2e-2 * max|Zref| (a stale or unwritten tile of Y shows as NaN or as a large error).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../device_test_util.cuh"
+#include "mlp_gemms.cuh"  // bench/: the op's kernel set (OpKernels<A>) over the benchmark's instantiations
+
+using namespace baton;
+using baton::ops::activation;
+using baton::ops::mlp_policy;
+using bf16 = ::cutlass::bfloat16_t;
+
+namespace {
+
+template <activation A>
+using TestMlp = ops::Mlp<A, baton_bench::mlp::OpKernels<A>>;
+
+std::vector<bf16> random_bf16(size_t n, uint64_t seed, float scale) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<bf16> v(n);
+  for (auto& x : v) x = bf16(u(rng) * scale);
+  return v;
+}
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// Runs body(i) for i in [0, n) on all cores.
+template <class F>
+void parallel_for(size_t n, F body) {
+  const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < nt; ++t)
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < n; i += nt) body(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+// The problem data of one (activation, H, F), with M_max rows of X; a case with m rows uses the
+// leading m rows (the reference of a row does not depend on m).
+struct Data {
+  activation act;
+  int m_max, h, f;
+  std::vector<bf16> x, w1, w2;  // x [m_max, h]; w1 gelu [f, h], swiglu gate [f, h] then up [f, h]; w2 [h, f]
+  std::vector<double> zref;     // [m_max, h]
+};
+
+Data make_data(activation act, int m_max, int h, int f) {
+  Data d{act, m_max, h, f, {}, {}, {}, {}};
+  const float s1 = 2.0f / std::sqrt(float(h)), s2 = 2.0f / std::sqrt(float(f));
+  d.x = random_bf16(size_t(m_max) * h, 11, 1.0f);
+  d.w1 = random_bf16(size_t(act == activation::swiglu ? 2 : 1) * f * h, 12, s1);
+  d.w2 = random_bf16(size_t(h) * f, 13, s2);
+  std::vector<float> x(d.x.size()), w1(d.w1.size()), w2(d.w2.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(d.x[i]);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = float(d.w1[i]);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = float(d.w2[i]);
+  // Y = bf16(act(X W1^T)): the kernel rounds Y to bf16 before GEMM2 reads it.
+  std::vector<float> y(size_t(m_max) * f);
+  parallel_for(y.size(), [&](size_t idx) {
+    const size_t r = idx / size_t(f), c = idx % size_t(f);
+    auto dot = [&](const float* w) {
+      double acc = 0;
+      for (int k = 0; k < h; ++k) acc += double(x[r * h + k]) * double(w[k]);
+      return acc;
+    };
+    double v;
+    if (act == activation::gelu) {
+      v = gelu(dot(&w1[c * h]));
+    } else {
+      v = silu(dot(&w1[c * h])) * dot(&w1[(size_t(f) + c) * h]);
+    }
+    y[idx] = float(bf16(float(v)));
+  });
+  d.zref.resize(size_t(m_max) * h);
+  parallel_for(d.zref.size(), [&](size_t idx) {
+    const size_t r = idx / size_t(h), c = idx % size_t(h);
+    double acc = 0;
+    for (int k = 0; k < f; ++k) acc += double(y[r * f + k]) * double(w2[c * f + k]);
+    d.zref[idx] = acc;
+  });
+  return d;
+}
+
+const Data& data(activation act, int h, int f) {
+  static std::map<std::tuple<int, int, int>, Data> cache;
+  const auto key = std::tuple{int(act), h, f};
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make_data(act, 1000, h, f)).first;
+  return it->second;
+}
+
+struct Case {
+  const char* name;
+  activation act;
+  int m, h, f;
+  mlp_policy policy;
+  int split1 = 0, split2 = 0, group_m = 0;
+  int sms = 0;  // 0: the device's
+  bool tune = false;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
+
+class OpsMlp : public bt::DeviceTest, public ::testing::WithParamInterface<Case> {
+ protected:
+  template <activation A>
+  void run_case(const Case& c);
+};
+
+template <activation A>
+void OpsMlp::run_case(const Case& c) {
+  const Data& d = data(A, c.h, c.f);
+  ASSERT_LE(c.m, d.m_max);
+  const int m = c.m, h = c.h, f = c.f;
+  auto dx = bt::dev_alloc<bf16>(size_t(m) * h);
+  auto dw1 = bt::dev_alloc<bf16>(d.w1.size());
+  auto dw2 = bt::dev_alloc<bf16>(d.w2.size());
+  auto dy = bt::dev_alloc<bf16>(size_t(m) * f);
+  auto dz = bt::dev_alloc<bf16>(size_t(m) * h);
+  ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
+  BT_CUDA(cudaMemcpyAsync(dx.get(), d.x.data(), size_t(m) * h * sizeof(bf16), cudaMemcpyHostToDevice, stream));
+  BT_CUDA(cudaMemcpyAsync(dw2.get(), d.w2.data(), d.w2.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
+  if (A == activation::gelu) {
+    BT_CUDA(cudaMemcpyAsync(dw1.get(), d.w1.data(), d.w1.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
+  } else {  // gate and up, interleaved by rows for the SwiGLU-pair GEMM
+    auto staged = bt::dev_alloc<bf16>(d.w1.size());
+    ASSERT_TRUE(staged);
+    BT_CUDA(cudaMemcpyAsync(staged.get(), d.w1.data(), d.w1.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
+    BT_ASSERT_OK(sm90::pack_swiglu_weights(staged.get(), staged.get() + size_t(f) * h, dw1.get(), f, h, stream));
+    BT_CUDA(cudaStreamSynchronize(stream));
+  }
+
+  ops::MlpRunOptions o;
+  o.plan.policy = c.policy;
+  o.plan.split1 = c.split1;
+  o.plan.split2 = c.split2;
+  o.plan.group_m = c.group_m;
+  o.sms = c.sms;
+  o.tune = c.tune;
+  o.tune_iters = 3;
+  o.log = true;
+  auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
+  ASSERT_TRUE(op.ok()) << op.error().to_string();
+  const ops::MlpPlan& plan = op.value()->plan();
+  if (c.policy != mlp_policy::automatic) EXPECT_EQ(plan.policy, c.policy);
+  if (c.split1 > 0) EXPECT_EQ(plan.split1, c.split1);
+  if (c.split2 > 0) EXPECT_EQ(plan.split2, c.split2);
+  if (c.group_m > 0) EXPECT_EQ(plan.group_m, c.group_m);
+
+  double max_ref = 0, ref_sq = 0;
+  for (size_t i = 0; i < size_t(m) * h; ++i) {
+    max_ref = std::max(max_ref, std::fabs(d.zref[i]));
+    ref_sq += d.zref[i] * d.zref[i];
+  }
+  ASSERT_GT(max_ref, 0.0);
+  for (int run = 0; run < 5; ++run) {
+    BT_CUDA(cudaMemsetAsync(dz.get(), 0xff, size_t(m) * h * sizeof(bf16), stream));  // NaN
+    BT_ASSERT_OK(op.value()->enqueue(stream));
+    BT_ASSERT_OK(op.value()->check_errors(stream));
+    const std::vector<bf16> z = download(dz.get(), size_t(m) * h);
+    double err_sq = 0, worst = 0;
+    size_t worst_at = 0, bad = 0;
+    for (size_t i = 0; i < z.size(); ++i) {
+      const double v = double(float(z[i]));
+      const double e = std::isfinite(v) ? std::fabs(v - d.zref[i]) : INFINITY;
+      err_sq += e * e;
+      if (!(e <= 2e-2 * max_ref)) ++bad;
+      if (!(e <= worst)) {
+        worst = e;
+        worst_at = i;
+      }
+    }
+    const double rel = std::sqrt(err_sq / ref_sq);
+    ASSERT_TRUE(rel < 1e-2 && bad == 0) << c.name << " run " << run << ": relative error " << rel << ", " << bad
+                                        << " elements off, worst at row " << worst_at / size_t(h) << " col "
+                                        << worst_at % size_t(h) << ": " << float(z[worst_at]) << " vs "
+                                        << d.zref[worst_at] << "; plan: " << plan.log_line();
+  }
+}
+
+TEST_P(OpsMlp, MatchesReferenceOverRepeatedRuns) {
+  const Case c = GetParam();
+  if (c.act == activation::gelu) {
+    run_case<activation::gelu>(c);
+  } else {
+    run_case<activation::swiglu>(c);
+  }
+}
+
+constexpr activation G = activation::gelu, S = activation::swiglu;
+constexpr mlp_policy None = mlp_policy::none, RowP = mlp_policy::row, KB = mlp_policy::kblock,
+                     Auto = mlp_policy::automatic;
+
+// Ragged H = 520 and F = 344 for every policy and M.
+std::vector<Case> ragged_cases() {
+  std::vector<Case> v;
+  static std::vector<std::string> names;  // storage for the generated names
+  names.reserve(64);
+  for (activation a : {G, S})
+    for (mlp_policy p : {None, RowP, KB, Auto})
+      for (int m : {1, 17, 200, 1000}) {
+        names.push_back(std::string(a == G ? "gelu" : "swiglu") + "_" + (p == Auto ? "auto" : ops::to_string(p)) +
+                        "_m" + std::to_string(m));
+        v.push_back(Case{names.back().c_str(), a, m, 520, 344, p});
+      }
+  return v;
+}
+INSTANTIATE_TEST_SUITE_P(Ragged, OpsMlp, ::testing::ValuesIn(ragged_cases()), case_name);
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, OpsMlp,
+    ::testing::Values(
+        // forced split-K on both GEMMs (H = 520: 9 k-blocks, F = 344: 6), both wait granularities
+        Case{"gelu_row_split3x2_m17", G, 17, 520, 344, RowP, 3, 2},
+        Case{"gelu_kblock_split3x2_m200", G, 200, 520, 344, KB, 3, 2},
+        Case{"swiglu_row_split4x3_m1", S, 1, 520, 344, RowP, 4, 3},
+        Case{"swiglu_kblock_split2x2_m1000", S, 1000, 520, 344, KB, 2, 2},
+        // tile bands of 1 and 3 rows of tiles (m = 1000: 8 rows)
+        Case{"gelu_row_group1_m1000", G, 1000, 520, 344, RowP, 0, 0, 1},
+        Case{"swiglu_row_group3_m1000", S, 1000, 520, 344, RowP, 0, 0, 3},
+        Case{"gelu_none_group3_m1000", G, 1000, 520, 344, None, 0, 0, 3},
+        // `none` planned for 8 SMs: GEMM1 has more than one wave, two plain launches instead of PDL
+        Case{"gelu_none_serial_m1000", G, 1000, 520, 344, None, 0, 0, 0, 8},
+        Case{"swiglu_none_serial_m200", S, 200, 520, 344, None, 0, 0, 0, 8},
+        // a wider shape (GEMM2 k = 2048: 32 k-blocks per wait list)
+        Case{"gelu_row_m256_h1024_f2048", G, 256, 1024, 2048, RowP},
+        Case{"swiglu_kblock_m256_h1024_f2048", S, 256, 1024, 2048, KB},
+        // per-shape tuning keeps a correct plan
+        Case{"gelu_tuned_m1000", G, 1000, 520, 344, Auto, 0, 0, 0, 0, true},
+        Case{"swiglu_tuned_m200_h1024_f2048", S, 200, 1024, 2048, Auto, 0, 0, 0, 0, true}),
+    case_name);
+
+// ---- errors ---------------------------------------------------------------------------------------
+
+class OpsMlpErrors : public bt::DeviceTest {};
+
+TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
+  auto buf = bt::dev_alloc<bf16>(1 << 20);
+  ASSERT_TRUE(buf);
+  bf16* p = buf.get();
+  const ops::MlpTensors t{p, p, p, p, p};
+  auto msg = [](const auto& r) { return r.ok() ? std::string("(ok)") : r.error().to_string(); };
+  // H not a multiple of 8: TMA rows must be 16-byte multiples.
+  auto r1 = TestMlp<G>::create({4, 100, 64, G}, t, stream);
+  ASSERT_FALSE(r1.ok());
+  EXPECT_EQ(r1.error().code(), errc::not_supported);
+  EXPECT_NE(msg(r1).find("hidden and ffn must be multiples of 8"), std::string::npos) << msg(r1);
+  // M = 0.
+  auto r2 = TestMlp<G>::create({0, 128, 64, G}, t, stream);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(msg(r2).find("every extent must be >= 1"), std::string::npos) << msg(r2);
+  // The activation of the shape must match the op's.
+  auto r3 = TestMlp<S>::create({4, 128, 64, G}, t, stream);
+  ASSERT_FALSE(r3.ok());
+  EXPECT_NE(msg(r3).find("shape.act is gelu"), std::string::npos) << msg(r3);
+  // More split-K parts than k-blocks (H = 128: 2 k-blocks).
+  ops::MlpRunOptions o;
+  o.plan.split1 = 3;
+  auto r4 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o);
+  ASSERT_FALSE(r4.ok());
+  EXPECT_NE(msg(r4).find("exceeds the k-blocks"), std::string::npos) << msg(r4);
+  // A null tensor is caught by the GEMM's checks, named by GEMM.
+  auto r5 = TestMlp<G>::create({4, 128, 64, G}, {p, p, p, p, nullptr}, stream);
+  ASSERT_FALSE(r5.ok());
+  EXPECT_NE(msg(r5).find("gemm2"), std::string::npos) << msg(r5);
+}
+
+}  // namespace
