@@ -6,7 +6,9 @@
 //   pipeline           N chunks: H2D -> compute -> D2H, pinned host memory. Baselines: synchronous
 //                      (copy, sync, compute, sync, copy, sync) and a hand-written 3-stream version
 //                      (chunk i on stream i%3). floor = max(sum H2D, sum compute, sum D2H), each
-//                      measured alone in the same run.
+//                      measured alone in the same run. baton-pipeline-graph: the K=3 pipeline
+//                      captured once (pipeline::capture, outside the timed loop) and replayed as one
+//                      CUDA graph; each timed rep is launch + stream synchronize.
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
@@ -290,6 +292,18 @@ int main(int argc, char** argv) {
       std::memset(hdst, 0xFF, bytes);
       us = pipe_variant(K, hsrc, hdst, a.reps);
       rows.push_back(make_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
+    }
+    {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
+      auto p = pipeline::create(pipeline_options{C, 3, 8});
+      TRY(p.error());
+      auto g = p.value().capture(hsrc, hdst, bytes, f, s1.ref());
+      TRY(g.error());
+      std::memset(hdst, 0xFF, bytes);
+      us = time_wall([&] {
+        TRY(g.value().launch(s1.ref()));
+        TRY(s1.ref().synchronize());
+      }, a.reps);
+      rows.push_back(make_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
     }
   }
   // ---- pipeline, pageable ----

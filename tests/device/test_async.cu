@@ -1,5 +1,6 @@
 // Device tests for the CUDA side of the async layer: handles, pools, GPU-side cross-stream
-// ordering, pinned/registered/stream-ordered memory, and the N-buffered pipeline.
+// ordering, pinned/registered/stream-ordered memory, and the N-buffered pipeline (also captured
+// into a graph and replayed).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -202,6 +203,181 @@ TEST_F(Async, PipelineErrorsTravelWithContext) {
   big[12345] = 7.f;
   BT_ASSERT_OK(p.value().run(big.data(), bigout.data(), big.size() * 4, ok));
   EXPECT_EQ(bigout[12345], 7.f);
+}
+
+// ---- the pipeline's steady state captured into one graph (pipeline::capture) ----
+
+// Pinned host buffer for the capture tests (freed on every path).
+struct PinnedFloats {
+  float* p = nullptr;
+  explicit PinnedFloats(size_t n) {
+    if (cudaHostAlloc(&p, n * 4, cudaHostAllocDefault) != cudaSuccess) p = nullptr;
+  }
+  ~PinnedFloats() {
+    if (p) (void)cudaFreeHost(p);
+  }
+  PinnedFloats(const PinnedFloats&) = delete;
+  PinnedFloats& operator=(const PinnedFloats&) = delete;
+};
+compute_fn add_one_fn() {
+  return [](const void* in, void* out, size_t bytes, stream_ref s) {
+    add_one<<<128, 256, 0, s>>>(static_cast<const float*>(in), static_cast<float*>(out), bytes / 4);
+    return cuda_check(cudaGetLastError(), "add_one");
+  };
+}
+void expect_not_capturing(cudaStream_t s, const char* which) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusActive;
+  EXPECT_EQ(cudaStreamIsCapturing(s, &cs), cudaSuccess) << which;
+  EXPECT_EQ(cs, cudaStreamCaptureStatusNone) << which << " is still capturing";
+}
+
+struct GraphCase {
+  int buffers;
+  size_t bytes;
+};
+class PipelineGraph : public bt::DeviceTest, public ::testing::WithParamInterface<GraphCase> {};
+
+// Captured once, replayed 5 times on one stream with a new source and a poisoned destination
+// before each replay: every replay re-reads the source and rewrites the whole destination. Odd
+// replays are followed at once (no host wait) by a run() of the same pipeline on other buffers,
+// which launch() orders after the replay on the GPU (they share the device buffers).
+TEST_P(PipelineGraph, ReplaysMatchReference) {
+  const GraphCase gc = GetParam();
+  const size_t chunk = size_t(1) << 20, n = gc.bytes / 4, chunks = (gc.bytes + chunk - 1) / chunk;
+  auto p = pipeline::create(pipeline_options{chunk, gc.buffers, 4});
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  auto origin = async::stream::create();
+  ASSERT_TRUE(origin.ok());
+  PinnedFloats src(n), dst(n), src2(n), dst2(n);
+  ASSERT_TRUE(src.p && dst.p && src2.p && dst2.p);
+  const compute_fn f = add_one_fn();
+  auto g = p.value().capture(src.p, dst.p, gc.bytes, f, origin.value());
+  ASSERT_TRUE(g.ok()) << g.error().to_string();
+  EXPECT_EQ(g.value().num_nodes().value(), 3 * chunks);  // H2D + kernel + D2H per chunk; events are edges
+  expect_not_capturing(origin.value().get(), "origin");
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  for (int rep = 0; rep < 5; ++rep) {
+    for (size_t i = 0; i < n; ++i) src.p[i] = d(rng);
+    std::memset(dst.p, 0xFF, gc.bytes);
+    BT_ASSERT_OK(g.value().launch(origin.value()));
+    if (rep % 2 == 1) {
+      for (size_t i = 0; i < n; ++i) src2.p[i] = float(i % 1000) + float(rep);
+      std::memset(dst2.p, 0xFF, gc.bytes);
+      BT_ASSERT_OK(p.value().run(src2.p, dst2.p, gc.bytes, f));
+      size_t bad2 = 0;
+      for (size_t i = 0; i < n; ++i) bad2 += !(dst2.p[i] == src2.p[i] * 2.f + 1.f);
+      EXPECT_EQ(bad2, 0u) << "run() after replay " << rep;
+    }
+    BT_ASSERT_OK(origin.value().ref().synchronize());
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) bad += !(dst.p[i] == src.p[i] * 2.f + 1.f);
+    ASSERT_EQ(bad, 0u) << "replay " << rep;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Buffers, PipelineGraph,
+                         ::testing::Values(GraphCase{2, 7u << 20}, GraphCase{3, 7u << 20}, GraphCase{3, (6u << 20) + 4096}),
+                         [](const auto& info) {
+                           return std::string("k") + std::to_string(info.param.buffers) + "_" + std::to_string(info.param.bytes);
+                         });
+
+TEST_F(Async, PipelineCaptureRejectsWhatItCannotCapture) {
+  auto p = pipeline::create(pipeline_options{1 << 20, 2, 2});
+  ASSERT_TRUE(p.ok());
+  auto origin = async::stream::create();
+  ASSERT_TRUE(origin.ok());
+  const size_t n = 1 << 18, bytes = n * 4;  // one 1 MiB chunk
+  PinnedFloats pin_src(n), pin_dst(n);
+  ASSERT_TRUE(pin_src.p && pin_dst.p);
+  std::vector<float> pageable(n, 1.f), pageable_out(n);
+  const compute_fn f = add_one_fn();
+  auto expect_invalid = [&](const result<pipeline_graph>& r, const std::string& msg) {
+    ASSERT_FALSE(r.ok()) << msg;
+    EXPECT_EQ(r.error().code(), errc::invalid_argument) << r.error().to_string();
+    EXPECT_NE(r.error().message().find(msg), std::string::npos) << r.error().message();
+  };
+  expect_invalid(p.value().capture(pageable.data(), pin_dst.p, bytes, f, origin.value()),
+                 "pipeline::capture: src is not pinned or registered host memory; pageable buffers are staged by host threads");
+  expect_invalid(p.value().capture(pin_src.p, pageable_out.data(), bytes, f, origin.value()),
+                 "pipeline::capture: dst is not pinned or registered host memory");
+  expect_invalid(p.value().capture(nullptr, pin_dst.p, bytes, f, origin.value()), "pipeline::capture: null buffer");
+  expect_invalid(p.value().capture(pin_src.p, nullptr, bytes, f, origin.value()), "pipeline::capture: null buffer");
+  expect_invalid(p.value().capture(pin_src.p, pin_dst.p, 0, f, origin.value()), "pipeline::capture: nothing to capture");
+  expect_invalid(p.value().capture(pin_src.p, pin_dst.p, bytes, compute_fn{}, origin.value()),
+                 "pipeline::capture: empty compute function");
+  pipeline never_created;
+  expect_invalid(never_created.capture(pin_src.p, pin_dst.p, bytes, f, origin.value()), "pipeline::capture: not created");
+  EXPECT_EQ(pipeline_graph{}.launch(origin.value()).code(), errc::invalid_argument);
+  expect_not_capturing(origin.value().get(), "origin");
+  // Registered (page-locked in place) buffers are accepted.
+  {
+    auto rs = host_registration::create(pageable.data(), bytes), rd = host_registration::create(pageable_out.data(), bytes);
+    ASSERT_TRUE(rs.ok() && rd.ok()) << rs.error().to_string() << rd.error().to_string();
+    auto g = p.value().capture(pageable.data(), pageable_out.data(), bytes, f, origin.value());
+    ASSERT_TRUE(g.ok()) << g.error().to_string();
+    BT_ASSERT_OK(g.value().launch(origin.value()));
+    BT_ASSERT_OK(origin.value().ref().synchronize());
+    EXPECT_EQ(pageable_out[0], 3.f);
+    EXPECT_EQ(pageable_out[n - 1], 3.f);
+  }  // graph before the registrations: nothing replays after them
+}
+
+// A compute function failing mid-capture: the error comes back with context, the capture is
+// ended (no stream left capturing), and the stream and the pipeline are usable afterwards.
+TEST_F(Async, PipelineCaptureErrorsEndTheCapture) {
+  auto p = pipeline::create(pipeline_options{1 << 20, 2, 2});
+  ASSERT_TRUE(p.ok());
+  auto origin = async::stream::create();
+  ASSERT_TRUE(origin.ok());
+  const size_t n = size_t(3) << 18, bytes = n * 4;  // three 1 MiB chunks
+  PinnedFloats src(n), dst(n);
+  ASSERT_TRUE(src.p && dst.p);
+  auto all_idle = [&] {
+    expect_not_capturing(origin.value().get(), "origin");
+    expect_not_capturing(p.value().h2d_stream(), "h2d stream");
+    expect_not_capturing(p.value().compute_stream(), "compute stream");
+    expect_not_capturing(p.value().d2h_stream(), "d2h stream");
+  };
+  int calls = 0;
+  compute_fn failing = [&](const void* in, void* out, size_t b, stream_ref s) -> status {
+    if (++calls == 2) return status(errc::invalid_argument, "kernel rejected the chunk");
+    return add_one_fn()(in, out, b, s);
+  };
+  auto g = p.value().capture(src.p, dst.p, bytes, failing, origin.value());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().code(), errc::invalid_argument);
+  EXPECT_NE(g.error().message().find(
+                "pipeline::capture: while capturing a graph: pipeline: compute of chunk 1: kernel rejected the chunk"),
+            std::string::npos)
+      << g.error().message();
+  all_idle();
+  // A CUDA-level failure that invalidates the capture (synchronizing a capturing stream).
+  compute_fn syncing = [](const void*, void*, size_t, stream_ref s) -> status {
+    return cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  };
+  g = p.value().capture(src.p, dst.p, bytes, syncing, origin.value());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().code(), errc::cuda_error);
+  EXPECT_NE(g.error().message().find("pipeline::capture: while capturing a graph: pipeline: compute of chunk 0: "
+                                     "cudaStreamSynchronize"),
+            std::string::npos)
+      << g.error().message();
+  all_idle();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // capture() leaves no stale error behind
+  // Everything still works: the origin stream, enqueue() and a fresh capture.
+  BT_CUDA(cudaMemsetAsync(dst.p, 0, 4, origin.value().get()));
+  BT_ASSERT_OK(origin.value().ref().synchronize());
+  for (size_t i = 0; i < n; ++i) src.p[i] = float(i % 4096);
+  BT_ASSERT_OK(p.value().run(src.p, dst.p, bytes, add_one_fn()));
+  EXPECT_EQ(dst.p[n - 1], src.p[n - 1] * 2.f + 1.f);
+  std::memset(dst.p, 0xFF, bytes);
+  g = p.value().capture(src.p, dst.p, bytes, add_one_fn(), origin.value());
+  ASSERT_TRUE(g.ok()) << g.error().to_string();
+  BT_ASSERT_OK(g.value().launch(origin.value()));
+  BT_ASSERT_OK(origin.value().ref().synchronize());
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += !(dst.p[i] == src.p[i] * 2.f + 1.f);
+  EXPECT_EQ(bad, 0u);
 }
 
 }  // namespace

@@ -14,6 +14,12 @@
 // threads, while the GPU works on other chunks; a drain thread copies finished outputs from their
 // staging slabs to a pageable destination as soon as each chunk's D2H completes, concurrently
 // with the input staging. Pinned (or registered) memory is copied directly.
+//
+// Steady state as one graph: for pinned (or registered) src/dst, capture() records exactly what
+// enqueue() enqueues — the three streams forked from and joined back to an origin stream, the
+// per-slot events becoming graph edges — into one CUDA graph; pipeline_graph::launch(s) replays it
+// with a single cudaGraphLaunch (no per-chunk host work). Pageable buffers cannot be captured:
+// their staging is done by host threads, which a graph cannot replay.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "baton/async/graph.cuh"
 #include "baton/async/memory.cuh"
 #include "baton/async/stream.cuh"
 #include "baton/status.hpp"
@@ -43,6 +50,55 @@ struct pipeline_options {
 
 // Enqueues the compute for one chunk on `s`: reads `bytes` at d_in, writes `bytes` at d_out.
 using compute_fn = std::function<status(const void* d_in, void* d_out, size_t bytes, stream_ref s)>;
+
+class pipeline;
+
+// A pipeline's steady state captured into one graph (pipeline::capture); owning, move-only.
+//
+// launch() is safe to mix with the pipeline's own work: the captured graph uses the pipeline's
+// device buffers, so a replay must not overlap an enqueue() (or a replay on another stream).
+// Rather than leave that to the caller, launch() orders the replay on the GPU (no host round
+// trip): `s` first waits for everything already on the pipeline's three streams, and after the
+// replay those streams wait for it — so a later enqueue(), a replay on another stream and the
+// pipeline's destructor (which drains its streams) all come after it. Cost: 4 event records and
+// 6 stream waits per launch. Replays on one stream simply run one after the other.
+//
+// A pipeline_graph refers to its pipeline's streams and device buffers and to the captured src/dst
+// (which must stay allocated and page-locked): destroy it before the pipeline (moving the pipeline
+// is fine). Like the pipeline, it is not thread-safe: launch from one thread at a time, outside
+// stream capture.
+class pipeline_graph {
+ public:
+  pipeline_graph() = default;
+  pipeline_graph(pipeline_graph&&) noexcept = default;
+  pipeline_graph& operator=(pipeline_graph&&) noexcept = default;
+  pipeline_graph(const pipeline_graph&) = delete;
+  pipeline_graph& operator=(const pipeline_graph&) = delete;
+
+  // Replays the whole pipeline on `s`: re-reads src, rewrites dst. Await it like any work on `s`.
+  [[nodiscard]] status launch(stream_ref s) const {
+    if (!g_.get()) return status(errc::invalid_argument, "pipeline_graph: empty (use pipeline::capture)");
+    for (cudaStream_t ps : streams_) {  // after whatever the pipeline's streams still hold
+      BATON_TRY(order_.record(ps).with_context("pipeline_graph::launch: ordering after the pipeline"));
+      BATON_TRY(s.wait(order_.get()).with_context("pipeline_graph::launch: ordering after the pipeline"));
+    }
+    BATON_TRY(g_.launch(s).with_context("pipeline_graph::launch"));
+    BATON_TRY(order_.record(s).with_context("pipeline_graph::launch: ordering the pipeline after it"));
+    for (cudaStream_t ps : streams_)
+      BATON_TRY(stream_ref(ps).wait(order_.get()).with_context("pipeline_graph::launch: ordering the pipeline after it"));
+    return {};
+  }
+  // Graph nodes: one H2D copy, the compute function's work and one D2H copy per chunk (events
+  // and stream waits become edges, not nodes).
+  [[nodiscard]] result<size_t> num_nodes() const { return g_.num_nodes(); }
+  [[nodiscard]] const graph_exec& exec() const noexcept { return g_; }
+
+ private:
+  friend class pipeline;
+  graph_exec g_;
+  event order_;                      // reused for every ordering step: each wait captures its state
+  cudaStream_t streams_[3] = {};     // the pipeline's h2d, compute, d2h (raw: survive moving it)
+};
 
 class pipeline {
  public:
@@ -97,7 +153,8 @@ class pipeline {
   // Pushes `bytes` from `src` through the pipeline into `dst`. Returns once every chunk is
   // enqueued; with a pageable `src` the calling thread does the staging copies as slots free up.
   // `after` (optional) is an event the first copies wait for. Then call finish() (or await
-  // done_event()) before reading `dst`.
+  // done_event()) before reading `dst`. May be mixed freely with replays of captured graphs
+  // (pipeline_graph::launch orders them on the GPU).
   [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const compute_fn& f, cudaEvent_t after = nullptr) {
     if (!h2d_.get()) return status(errc::invalid_argument, "pipeline: not created (use pipeline::create)");
     if ((src == nullptr || dst == nullptr) && bytes > 0) return status(errc::invalid_argument, "pipeline: null buffer");
@@ -107,7 +164,6 @@ class pipeline {
     dst_pinned_ = is_pinned(dst);
     const int K = opt_.buffers;
     const size_t C = opt_.chunk_bytes;
-    const size_t n = (bytes + C - 1) / C;
     if (after) {
       BATON_TRY(h2d_.ref().wait(after));
     }
@@ -123,43 +179,87 @@ class pipeline {
       if (!b.ok()) return b.error();
       staging_out_.push_back(std::move(b.value()));
     }
-    const size_t first_seq = issued_;  // sequence number of this call's chunk 0
-    for (size_t i = 0; i < n; ++i) {
-      const int slot = int(i % size_t(K));
-      const size_t off = i * C, len = std::min(C, bytes - off);
-      void* din = dev_[size_t(slot)];
-      void* dout = dev_[size_t(K + slot)];
-      const bool reuse = i >= size_t(K);
-      // ---- host -> device
-      if (reuse) BATON_TRY(h2d_.ref().wait(compute_done(slot)));
-      const void* from = static_cast<const char*>(src) + off;
-      if (!src_pinned_) {
-        if (reuse) BATON_TRY(cuda_check(cudaEventSynchronize(h2d_done(slot)), "pipeline: staging slot wait"));
-        parallel_copy(staging_in_[size_t(slot)].data(), from, len);
-        from = staging_in_[size_t(slot)].data();
-      }
-      BATON_TRY(cuda_check(cudaMemcpyAsync(din, from, len, cudaMemcpyHostToDevice, h2d_.get()), "pipeline: H2D"));
-      BATON_TRY(cuda_check(cudaEventRecord(h2d_done(slot), h2d_.get()), "cudaEventRecord"));
-      // ---- compute
-      BATON_TRY(compute_.ref().wait(h2d_done(slot)));
-      if (reuse) BATON_TRY(compute_.ref().wait(d2h_done(slot)));
-      BATON_TRY(f(din, dout, len, compute_.ref()).with_context("pipeline: compute of chunk " + std::to_string(i)));
-      BATON_TRY(cuda_check(cudaEventRecord(compute_done(slot), compute_.get()), "cudaEventRecord"));
-      // ---- device -> host
-      BATON_TRY(d2h_.ref().wait(compute_done(slot)));
-      char* to = static_cast<char*>(dst) + off;
-      if (!dst_pinned_) {
-        if (reuse) BATON_TRY(wait_drained(first_seq + i - size_t(K) + 1));  // chunk i-K left the slab
-        BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, len, cudaMemcpyDeviceToHost, d2h_.get()),
-                             "pipeline: D2H"));
-      } else {
-        BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
-      }
-      BATON_TRY(cuda_check(cudaEventRecord(d2h_done(slot), d2h_.get()), "cudaEventRecord"));
-      if (!dst_pinned_) queue_drain(slot, issued_++, to, len);
-    }
+    BATON_TRY(enqueue_chunks(src, dst, bytes, f, ev_.data(), src_pinned_, dst_pinned_));
     BATON_TRY(cuda_check(cudaEventRecord(done_event(), d2h_.get()), "cudaEventRecord"));
     return {};
+  }
+
+  // Records the pipeline for `bytes` from `src` to `dst` — both pinned or registered host memory —
+  // into one graph, captured from `origin` (thread-local mode): `origin` forks the h2d, compute and
+  // d2h streams, they enqueue exactly what enqueue() enqueues (enqueue_chunks), and all three join
+  // back before the capture ends. `f` runs once per chunk, now: it must only enqueue capturable
+  // work on the stream it is given, and what it enqueues (kernel arguments included) is what every
+  // replay runs. Each replay re-reads `src` and rewrites `dst` at the captured addresses.
+  // Any failure ends the capture (after rejoining the forked streams, so every stream leaves
+  // capture mode) and returns the error with context; nothing is kept. Pipeline state used by
+  // enqueue() (its events, staging, drain thread) is untouched: the capture uses events of its
+  // own, so it may be taken while an enqueue() is still in flight.
+  [[nodiscard]] result<pipeline_graph> capture(const void* src, void* dst, size_t bytes, const compute_fn& f,
+                                               stream_ref origin) {
+    if (!h2d_.get()) return status(errc::invalid_argument, "pipeline::capture: not created (use pipeline::create)");
+    if (src == nullptr || dst == nullptr) return status(errc::invalid_argument, "pipeline::capture: null buffer");
+    if (bytes == 0) return status(errc::invalid_argument, "pipeline::capture: nothing to capture (bytes == 0)");
+    if (!f) return status(errc::invalid_argument, "pipeline::capture: empty compute function");
+    // Checked before the capture begins (cudaPointerGetAttributes is not a stream operation).
+    auto pageable = [](const char* name) {
+      return status(errc::invalid_argument,
+                    std::string("pipeline::capture: ") + name +
+                        " is not pinned or registered host memory; pageable buffers are staged by host threads, "
+                        "which a graph cannot capture (use enqueue()/run(), or page-lock it with host_registration)");
+    };
+    if (!is_pinned(src)) return pageable("src");
+    if (!is_pinned(dst)) return pageable("dst");
+    // The capture's own events (3K stage events + the fork/join event), created before the capture
+    // begins. Stream capture turns their records and waits into edges, so the graph does not refer
+    // to them and they can go when capture() returns. The pipeline's own events are not used: an
+    // event recorded in a capture is refused by cudaEventSynchronize/Query (cudaErrorCapturedEvent),
+    // which the drain thread of an in-flight pageable enqueue() or a later finish() may call.
+    std::vector<event> ev;
+    for (int i = 0; i < 3 * opt_.buffers + 1; ++i) {
+      auto e = event::create();
+      if (!e.ok()) return e.error().with_context("pipeline::capture");
+      ev.push_back(std::move(e.value()));
+    }
+    auto order = event::create();
+    if (!order.ok()) return order.error().with_context("pipeline::capture");
+    const cudaEvent_t fork = ev.back().get();
+    const cudaStream_t side[3] = {h2d_.get(), compute_.get(), d2h_.get()};
+    auto g = async::capture(origin, [&](stream_ref o) -> status {
+      int joined = 0;  // side streams that joined the capture (by waiting on the fork event)
+      // Every stream that joined must be joined back into `origin` before the capture ends, or it
+      // fails (cudaErrorStreamCaptureUnjoined). Each side stream's tail is joined explicitly
+      // rather than relying on it reaching the d2h stream's last event: the waits add no nodes.
+      auto join = [&]() -> status {
+        for (int i = 0; i < joined; ++i) {
+          BATON_TRY(cuda_check(cudaEventRecord(fork, side[i]), "pipeline::capture: join: cudaEventRecord"));
+          BATON_TRY(o.wait(fork).with_context("pipeline::capture: join"));
+        }
+        return {};
+      };
+      status st = cuda_check(cudaEventRecord(fork, o), "pipeline::capture: fork: cudaEventRecord");
+      while (st.ok() && joined < 3) {
+        st = stream_ref(side[joined]).wait(fork).with_context("pipeline::capture: fork");
+        if (st.ok()) ++joined;
+      }
+      if (st.ok()) st = enqueue_chunks(src, dst, bytes, f, ev.data(), true, true);
+      if (st.ok()) return join();
+      // Failed mid-capture: rejoin what joined (best effort — an invalidated capture refuses
+      // this too) so that ending the capture releases every stream; async::capture then ends it,
+      // destroys the partial graph and returns `st`.
+      (void)join();
+      return st;
+    });
+    if (!g.ok()) {
+      // The error is in the returned status; clear the thread's last CUDA error left by the failed
+      // calls so that a later cudaGetLastError() check (as compute functions do) does not report it.
+      (void)cudaGetLastError();
+      return g.error().with_context("pipeline::capture");
+    }
+    pipeline_graph pg;
+    pg.g_ = std::move(g.value());
+    pg.order_ = std::move(order.value());
+    for (int i = 0; i < 3; ++i) pg.streams_[i] = side[i];
+    return result<pipeline_graph>(std::move(pg));
   }
 
   // Recorded on the d2h stream after the last chunk: await it, or call finish().
@@ -178,14 +278,62 @@ class pipeline {
   }
 
  private:
-  cudaEvent_t h2d_done(int s) const { return ev_[size_t(s)].get(); }
-  cudaEvent_t compute_done(int s) const { return ev_[size_t(opt_.buffers + s)].get(); }
-  cudaEvent_t d2h_done(int s) const { return ev_[size_t(2 * opt_.buffers + s)].get(); }
+  // Stage events of slot `s` in an event set `ev` of 3K: ev_ for enqueue(), capture()'s own set.
+  cudaEvent_t h2d_done(const event* ev, int s) const { return ev[size_t(s)].get(); }
+  cudaEvent_t compute_done(const event* ev, int s) const { return ev[size_t(opt_.buffers + s)].get(); }
+  cudaEvent_t d2h_done(const event* ev, int s) const { return ev[size_t(2 * opt_.buffers + s)].get(); }
 
-  // Queue chunk `seq`'s staged output for the drain thread.
-  void queue_drain(int slot, size_t seq, char* to, size_t len) {
+  // The chunk loop of enqueue() and capture() (see the top of this file), with stage events `ev`.
+  // With both buffers pinned it is pure stream work — copies, the compute function, event records
+  // and waits — which is what makes it capturable; the staging branches (host copies, host waits,
+  // the drain thread) are enqueue()-only and need staging_in_/staging_out_ acquired.
+  [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const compute_fn& f, const event* ev,
+                                      bool src_pinned, bool dst_pinned) {
+    const int K = opt_.buffers;
+    const size_t C = opt_.chunk_bytes;
+    const size_t n = (bytes + C - 1) / C;
+    const size_t first_seq = issued_;  // sequence number of this call's chunk 0 (staged outputs)
+    for (size_t i = 0; i < n; ++i) {
+      const int slot = int(i % size_t(K));
+      const size_t off = i * C, len = std::min(C, bytes - off);
+      void* din = dev_[size_t(slot)];
+      void* dout = dev_[size_t(K + slot)];
+      const bool reuse = i >= size_t(K);
+      // ---- host -> device
+      if (reuse) BATON_TRY(h2d_.ref().wait(compute_done(ev, slot)));
+      const void* from = static_cast<const char*>(src) + off;
+      if (!src_pinned) {
+        if (reuse) BATON_TRY(cuda_check(cudaEventSynchronize(h2d_done(ev, slot)), "pipeline: staging slot wait"));
+        parallel_copy(staging_in_[size_t(slot)].data(), from, len);
+        from = staging_in_[size_t(slot)].data();
+      }
+      BATON_TRY(cuda_check(cudaMemcpyAsync(din, from, len, cudaMemcpyHostToDevice, h2d_.get()), "pipeline: H2D"));
+      BATON_TRY(cuda_check(cudaEventRecord(h2d_done(ev, slot), h2d_.get()), "cudaEventRecord"));
+      // ---- compute
+      BATON_TRY(compute_.ref().wait(h2d_done(ev, slot)));
+      if (reuse) BATON_TRY(compute_.ref().wait(d2h_done(ev, slot)));
+      BATON_TRY(f(din, dout, len, compute_.ref()).with_context("pipeline: compute of chunk " + std::to_string(i)));
+      BATON_TRY(cuda_check(cudaEventRecord(compute_done(ev, slot), compute_.get()), "cudaEventRecord"));
+      // ---- device -> host
+      BATON_TRY(d2h_.ref().wait(compute_done(ev, slot)));
+      char* to = static_cast<char*>(dst) + off;
+      if (!dst_pinned) {
+        if (reuse) BATON_TRY(wait_drained(first_seq + i - size_t(K) + 1));  // chunk i-K left the slab
+        BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, len, cudaMemcpyDeviceToHost, d2h_.get()),
+                             "pipeline: D2H"));
+      } else {
+        BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
+      }
+      BATON_TRY(cuda_check(cudaEventRecord(d2h_done(ev, slot), d2h_.get()), "cudaEventRecord"));
+      if (!dst_pinned) queue_drain(d2h_done(ev, slot), slot, issued_++, to, len);
+    }
+    return {};
+  }
+
+  // Queue chunk `seq`'s staged output (ready once `ready` completes) for the drain thread.
+  void queue_drain(cudaEvent_t ready, int slot, size_t seq, char* to, size_t len) {
     if (!drain_) drain_ = std::make_unique<drainer>(opt_.staging_threads);
-    drain_->push(drain_job{d2h_done(slot), staging_out_[size_t(slot)].data(), to, len, seq});
+    drain_->push(drain_job{ready, staging_out_[size_t(slot)].data(), to, len, seq});
   }
   // Blocks until the drain thread has copied out every chunk with sequence number < `seq`.
   status wait_drained(size_t seq) { return drain_ ? drain_->wait_until(seq) : status{}; }
