@@ -30,6 +30,9 @@
 //                      then an elementwise SwiGLU kernel. In a graph.
 //   cutlass-persistent-graph  baseline: the same GemmUniversal, data-parallel decomposition (the
 //                      persistent kernel; our baton GEMM is the non-persistent one). In a graph.
+//   cutlass-wide-graph baseline: the baton sm90 GEMM on 128x256 tiles for both GEMMs (no edges, no
+//                      split-K), two launches in a graph
+//   cutlass-wide2-graph baseline: GEMM1 on 128x128 tiles (planned split-K), GEMM2 on 128x256
 // cuBLASLt for SwiGLU: GEMM1 into [M, 2F], the same SwiGLU kernel, GEMM2.
 //
 // Method (BENCHMARKS.md): CUDA events, warm-up, median of --reps timed repetitions (each rep is
@@ -79,7 +82,8 @@ constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 constexpr uint64_t kWatchdogNs = 2'000'000'000ull;  // a sync bug reports instead of hanging
 const std::vector<std::string> kVariants = {"cutlass-stream",        "cutlass-graph",           "cutlass-pdl-graph",
                                             "cutlass-streamk-graph", "cutlass-persistent-graph", "cublaslt-graph",
-                                            "baton-kblock",          "baton-row",               "baton-auto"};
+                                            "baton-kblock",          "baton-row",               "baton-auto",
+                                            "cutlass-wide-graph",    "cutlass-wide2-graph"};
 
 struct Args {
   std::vector<int> ms = kGpt3M;
@@ -122,7 +126,8 @@ void usage() {
       "  --warmup W           untimed repetitions before timing (default 3)\n"
       "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
-      "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto (default: all)\n"
+      "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,\n"
+      "                       cutlass-wide-graph,cutlass-wide2-graph (default: all)\n"
       "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
       "                       baton-row chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
       "                       of the measured M; plot with scripts/plot_timeline.py\n"
@@ -484,6 +489,40 @@ struct PlainMlp {
   }
 };
 
+// Two plain GEMMs on 128x256 tiles (wide1 = false: GEMM1 keeps 128x128 tiles and the planned
+// split-K), launched one after the other; no split-K on the wide GEMMs.
+struct WideMlp {
+  bool wide1 = true;
+  Chain chain;
+  DevMem ws;
+  std::vector<StageLaunch> launches;
+
+  [[nodiscard]] status build(const Problem& p, cudaStream_t stream) {
+    const Grid g1 = !wide1 ? p.g1()
+                    : p.swiglu ? sm90::tile_grid<WideSwiConfig1>(p.m, 2 * p.f)
+                               : sm90::tile_grid<WideConfig1>(p.m, p.f);
+    const Grid g2 = sm90::tile_grid<WideConfig2>(p.m, p.h);
+    auto s1 = chain.add_stage("gemm1", g1, Grouped{p.group_m});
+    auto s2 = chain.add_stage("gemm2", g2, Grouped{p.group_m});
+    BATON_TRY(chain.validate());
+    BATON_TRY(ws.alloc(chain.workspace_bytes(), "wide workspace"));
+    BATON_TRY(initialize_workspace(chain, ws.p, chain.workspace_bytes(), stream));
+    auto b1 = chain.bind(s1, ws.p, chain.workspace_bytes(), outs(), ins());
+    auto b2 = chain.bind(s2, ws.p, chain.workspace_bytes(), outs(), ins());
+    if (!b1.ok()) return b1.error();
+    if (!b2.ok()) return b2.error();
+    auto l1 = !wide1   ? p.launch1(b1.value())
+              : p.swiglu ? gemm1_wide_launch(b1.value(), WideSwiArgs1{p.m, 2 * p.f, p.h, p.x, p.w1, p.y})
+                         : gemm1_wide_launch(b1.value(), WideArgs1{p.m, p.f, p.h, p.x, p.w1, p.y});
+    auto l2 = gemm2_wide_launch(b2.value(), WideArgs2{p.m, p.h, p.f, p.y, p.w2, p.z});
+    if (!l1.ok()) return l1.error().with_context("gemm1");
+    if (!l2.ok()) return l2.error().with_context("gemm2 (128x256)");
+    launches = {l1.value(), l2.value()};
+    return {};
+  }
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain, stream, launches, schedule::serial); }
+};
+
 // A baton chain: GEMM1 posts its tiles of Y, GEMM2 waits on them under policy P; PDL.
 template <class P>
 struct BatonMlp {
@@ -842,6 +881,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   auto op = std::make_unique<OpMlp>();
   LtMlp lt;
   UniversalMlp streamk, persistent;
+  WideMlp wide, wide2;
+  wide2.wide1 = false;
 
   std::vector<Variant> vs;
   {
@@ -866,6 +907,12 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
     v.name = "cublaslt-graph";
     v.enqueue = [&] { return lt.enqueue(c.stream); };
     vs.push_back(v);
+    v.name = "cutlass-wide-graph";
+    v.enqueue = [&] { return wide.enqueue(c.stream); };
+    vs.push_back(v);
+    v.name = "cutlass-wide2-graph";
+    v.enqueue = [&] { return wide2.enqueue(c.stream); };
+    vs.push_back(v);
   }
   auto baton_variant = [&](const std::string& name, auto* mlp, const std::string& policy) {
     Variant v;
@@ -883,6 +930,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   auto build_for = [&](const std::string& name) -> status {
     if (name == "cutlass-streamk-graph") return streamk.build(p, SchedulerMode::stream_k, c.num_sms, c.stream);
     if (name == "cutlass-persistent-graph") return persistent.build(p, SchedulerMode::data_parallel, c.num_sms, c.stream);
+    if (name == "cutlass-wide-graph") return wide.build(p, c.stream);
+    if (name == "cutlass-wide2-graph") return wide2.build(p, c.stream);
     if (name.rfind("cutlass-", 0) == 0) {
       if (!plain.built) plain.built = std::make_unique<status>(plain.build(p, c.stream));
       return *plain.built;

@@ -53,6 +53,19 @@ using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a);     // mlp_gemm2_row.cu
 
+// 128x256 tiles (half the shared-memory fills per MMA of 128x128): plain stages only, for the
+// cutlass-wide-graph / cutlass-wide2-graph variants (mlp_wide_*.cu).
+using WideTile = cute::Shape<cute::_128, cute::_256, cute::_64>;
+using WideConfig1 = baton::sm90::GemmConfig<WideTile, Config1::FusionOp>;
+using WideSwiConfig1 = baton::sm90::GemmConfig<WideTile, Config2::FusionOp, /*SwiGluPairs=*/true>;
+using WideConfig2 = baton::sm90::GemmConfig<WideTile>;
+using WideArgs1 = baton::sm90::GemmArguments<WideConfig1>;
+using WideSwiArgs1 = baton::sm90::GemmArguments<WideSwiConfig1>;
+using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a);     // mlp_wide_gemm1.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a);  // mlp_wide_gemm1_swiglu.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a);     // mlp_wide_gemm2.cu
+
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
 // Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
 enum class SchedulerMode { stream_k, data_parallel, heuristic };

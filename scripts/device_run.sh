@@ -31,6 +31,10 @@ if want gemm && [ -x "$BIN/baton_gemm_tests" ]; then
   step "sm90 CUTLASS GEMM tests"
   timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_gemm_tests" --gtest_output="json:$DEST/gemm-tests.json" 2>&1 | tee -a "$log" || fail=1
 fi
+if want gemm && [ -x "$BIN/baton_ops_tests" ]; then
+  step "MLP op tests (baton::ops::Mlp)"
+  timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_ops_tests" --gtest_output="json:$DEST/ops-tests.json" 2>&1 | tee -a "$log" || fail=1
+fi
 
 if want examples; then
 step "examples"
@@ -88,6 +92,13 @@ if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitiz
         "$BIN/baton_gemm_tests" --gtest_filter='Shapes/Sm90SingleGemm.*/m1:Shapes/Sm90SingleGemm.*/m17*:Sm90Gemm.*:Cases/Sm90GemmSplitK.MatchesReference*/decode_m1_*:Cases/Sm90SwiGlu.*/m1_split3' >> "$slog" 2>&1
       rc=$?
       echo "compute-sanitizer $tool (baton_gemm_tests, small shapes): exit $rc" | tee -a "$slog"
+      [ $rc -ne 0 ] && fail=1
+    fi
+    if [ -x "$BIN/baton_ops_tests" ]; then
+      timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BIN/baton_ops_tests" --gtest_filter='Ragged/OpsMlp.*/*_m17:Plans/OpsMlp.*/*split*:OpsMlpErrors.*' >> "$slog" 2>&1
+      rc=$?
+      echo "compute-sanitizer $tool (baton_ops_tests, m=17 and split-K cases): exit $rc" | tee -a "$slog"
       [ $rc -ne 0 ] && fail=1
     fi
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$slog" | tail -2

@@ -205,6 +205,32 @@ TEST_F(Async, PipelineErrorsTravelWithContext) {
   EXPECT_EQ(bigout[12345], 7.f);
 }
 
+// Move-assigning a pipeline releases the old one (its device buffers: checked by free memory)
+// and the moved-in one works, pageable staging included.
+TEST_F(Async, PipelineMoveAssignmentReleasesTheOldOne) {
+  constexpr size_t kChunk = size_t(64) << 20;
+  auto a = pipeline::create(pipeline_options{kChunk, 3, 2});
+  auto b = pipeline::create(pipeline_options{1 << 20, 2, 2});
+  ASSERT_TRUE(a.ok() && b.ok());
+  size_t free_before = 0, free_after = 0, total = 0;
+  BT_CUDA(cudaMemGetInfo(&free_before, &total));
+  a.value() = std::move(b.value());  // frees a's 6 x 64 MiB of device buffers
+  BT_CUDA(cudaMemGetInfo(&free_after, &total));
+  EXPECT_GE(free_after, free_before + 6 * kChunk - (size_t(16) << 20)) << "the old pipeline's buffers leaked";
+  EXPECT_EQ(a.value().options().chunk_bytes, size_t(1) << 20);
+  std::vector<float> src(3 << 18), dst(3 << 18, -1.f);  // 3 chunks of 1 MiB, pageable
+  for (size_t i = 0; i < src.size(); ++i) src[i] = float(i % 1000);
+  compute_fn copy = [](const void* in, void* out, size_t n, stream_ref s) {
+    return cuda_check(cudaMemcpyAsync(out, in, n, cudaMemcpyDeviceToDevice, s), "copy");
+  };
+  BT_ASSERT_OK(a.value().run(src.data(), dst.data(), src.size() * 4, copy));
+  EXPECT_EQ(src, dst);
+  // Self-assignment leaves it intact.
+  auto& self = a.value();
+  a.value() = std::move(self);
+  BT_ASSERT_OK(a.value().run(src.data(), dst.data(), src.size() * 4, copy));
+}
+
 // ---- the pipeline's steady state captured into one graph (pipeline::capture) ----
 
 // Pinned host buffer for the capture tests (freed on every path).

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "baton/async/graph.cuh"
@@ -104,18 +105,29 @@ class pipeline {
  public:
   pipeline() = default;
   pipeline(pipeline&&) noexcept = default;
-  pipeline& operator=(pipeline&&) noexcept = default;
+  // Releases this pipeline first (draining its streams, as the destructor does), then takes o's.
+  pipeline& operator=(pipeline&& o) noexcept {
+    if (this != &o) {
+      release_();
+      h2d_ = std::move(o.h2d_);
+      compute_ = std::move(o.compute_);
+      d2h_ = std::move(o.d2h_);
+      ev_ = std::move(o.ev_);
+      dev_ = std::exchange(o.dev_, {});
+      staging_in_ = std::move(o.staging_in_);
+      staging_out_ = std::move(o.staging_out_);
+      staging_ = std::move(o.staging_);
+      drain_ = std::move(o.drain_);
+      opt_ = o.opt_;
+      issued_ = std::exchange(o.issued_, 0);
+      src_pinned_ = o.src_pinned_;
+      dst_pinned_ = o.dst_pinned_;
+    }
+    return *this;
+  }
   pipeline(const pipeline&) = delete;
   pipeline& operator=(const pipeline&) = delete;
-  ~pipeline() {
-    if (!h2d_.get()) return;
-    // Work may still be in flight: let the streams drain before freeing their buffers.
-    (void)h2d_.ref().synchronize();
-    (void)compute_.ref().synchronize();
-    (void)d2h_.ref().synchronize();
-    if (drain_) drain_->stop();
-    for (void* p : dev_) (void)cudaFree(p);
-  }
+  ~pipeline() { release_(); }
 
   [[nodiscard]] static result<pipeline> create(pipeline_options o) {
     if (o.chunk_bytes == 0 || o.buffers < 1 || o.staging_threads < 1)
@@ -282,6 +294,27 @@ class pipeline {
   cudaEvent_t h2d_done(const event* ev, int s) const { return ev[size_t(s)].get(); }
   cudaEvent_t compute_done(const event* ev, int s) const { return ev[size_t(opt_.buffers + s)].get(); }
   cudaEvent_t d2h_done(const event* ev, int s) const { return ev[size_t(2 * opt_.buffers + s)].get(); }
+
+  // Work may still be in flight: let the streams drain before freeing their buffers; the staging
+  // slabs go back to their pool before the pool goes.
+  void release_() noexcept {
+    if (h2d_.get()) {
+      (void)h2d_.ref().synchronize();
+      (void)compute_.ref().synchronize();
+      (void)d2h_.ref().synchronize();
+    }
+    if (drain_) drain_->stop();
+    drain_.reset();
+    for (void* p : dev_) (void)cudaFree(p);
+    dev_.clear();
+    staging_in_.clear();
+    staging_out_.clear();
+    staging_.reset();
+    ev_.clear();
+    h2d_ = stream();
+    compute_ = stream();
+    d2h_ = stream();
+  }
 
   // The chunk loop of enqueue() and capture() (see the top of this file), with stage events `ev`.
   // With both buffers pinned it is pure stream work — copies, the compute function, event records
