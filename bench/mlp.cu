@@ -61,6 +61,8 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <chrono>
+#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -864,9 +866,18 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
   std::vector<std::vector<double>> ref;
   for (int r : sample) ref.push_back(c.ref_cache[r]);
 
-  std::printf("[m=%d] GEMM1 %lld tiles x %d split-K parts, GEMM2 %lld tiles x %d parts (%s), tile order Grouped{%d}\n",
-              m, (long long)g1.size(), p.split1, (long long)g2.size(), p.split2,
-              c.args.split1 > 0 ? "--split-k" : "choose_split_k", p.group_m);
+  {
+    // UTC time of day: lines up the shapes with a clock/power log (scripts/device_run.sh samples nvidia-smi).
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t tt = std::chrono::system_clock::to_time_t(now);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    const int ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+    std::printf("[m=%d] %02d:%02d:%02d.%03d UTC: GEMM1 %lld tiles x %d split-K parts, GEMM2 %lld tiles x %d parts (%s), "
+                "tile order Grouped{%d}\n",
+                m, tm.tm_hour, tm.tm_min, tm.tm_sec, ms, (long long)g1.size(), p.split1, (long long)g2.size(), p.split2,
+                c.args.split1 > 0 ? "--split-k" : "choose_split_k", p.group_m);
+  }
   ops::MlpOptions plan_opts;
   plan_opts.split1 = c.args.split1;
   plan_opts.split2 = c.args.split2;
@@ -993,7 +1004,16 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                {"group_m", v.name == "baton-auto" && (op->gelu || op->swiglu) ? std::to_string(op->plan().group_m)
                            : on_baton_gemm                                  ? std::to_string(p.group_m)
                                                                             : "-"},
-               {"split_k", on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2) : "-"},
+               {"split_k", v.name == "baton-auto" && (op->gelu || op->swiglu)
+                               ? std::to_string(op->plan().split1) + "/" + std::to_string(op->plan().split2)
+                           : on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2)
+                                           : "-"},
+               {"tiles", v.name == "baton-auto" && (op->gelu || op->swiglu)
+                             ? "128x" + std::to_string(op->plan().tile_n1) + "/128x" + std::to_string(op->plan().tile_n2)
+                         : v.name == "cutlass-wide-graph"  ? "128x256/128x256"
+                         : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
+                         : on_baton_gemm                   ? "128x128/128x128"
+                                                           : "-"},
                {"rel_err", relbuf},
                {"gemm1_tiles", std::to_string(g1.size())},
                {"gemm2_tiles", std::to_string(g2.size())},

@@ -53,12 +53,11 @@ using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a);     // mlp_gemm2_row.cu
 
-// 128x256 tiles (half the shared-memory fills per MMA of 128x128): plain stages only, for the
-// cutlass-wide-graph / cutlass-wide2-graph variants (mlp_wide_*.cu).
-using WideTile = cute::Shape<cute::_128, cute::_256, cute::_64>;
-using WideConfig1 = baton::sm90::GemmConfig<WideTile, Config1::FusionOp>;
-using WideSwiConfig1 = baton::sm90::GemmConfig<WideTile, Config2::FusionOp, /*SwiGluPairs=*/true>;
-using WideConfig2 = baton::sm90::GemmConfig<WideTile>;
+// 128x256 tiles (2x the MMAs of 128x128 for 1.5x the shared-memory fills): plain stages only, for
+// the op's wide GEMMs and the cutlass-wide-graph / cutlass-wide2-graph variants (mlp_wide_*.cu).
+using WideConfig1 = baton::ops::mlp_kernels::WideGeluConfig;
+using WideSwiConfig1 = baton::ops::mlp_kernels::WideSwiGluConfig;
+using WideConfig2 = baton::ops::mlp_kernels::WideDownConfig;
 using WideArgs1 = baton::sm90::GemmArguments<WideConfig1>;
 using WideSwiArgs1 = baton::sm90::GemmArguments<WideSwiConfig1>;
 using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
@@ -93,6 +92,9 @@ struct OpKernels {
   static baton::result<baton::StageLaunch> down_after_grid(const PlainStage& s, const Args2& a) {
     return gemm2_pdl_wait_launch(s, a);
   }
+  template <class WideUpArgs>
+  static baton::result<baton::StageLaunch> up_wide(const PlainStage& s, const WideUpArgs& a) { return gemm1_wide_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_wide(const PlainStage& s, const WideArgs2& a) { return gemm2_wide_launch(s, a); }
 };
 
 }  // namespace baton_bench::mlp

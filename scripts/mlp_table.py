@@ -7,7 +7,7 @@ import math
 import sys
 
 BASELINES = ("cutlass-stream", "cutlass-graph", "cutlass-pdl-graph", "cutlass-streamk-graph",
-             "cutlass-persistent-graph", "cublaslt-graph")
+             "cutlass-persistent-graph", "cublaslt-graph", "cutlass-wide-graph", "cutlass-wide2-graph")
 
 
 def main():
@@ -21,8 +21,8 @@ def main():
             if r["shape"] not in shapes:
                 shapes.append(r["shape"])
         print(f"\n{path} (commit {rows[0]['commit']}, {rows[0]['gpu']})\n")
-        print("| M | baton-auto µs | floor µs | auto/floor | best baseline | auto/best | cuBLASLt µs | auto/cuBLASLt | policy | split-K | group_m |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| M | baton-auto µs | floor µs | auto/floor | best baseline | auto/best | cuBLASLt µs | auto/cuBLASLt | policy | split-K | tiles | group_m |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         ratios = []
         for s in shapes:
             at = {r["variant"]: r for r in rows if r["shape"] == s}
@@ -38,7 +38,7 @@ def main():
             print(f"| {m} | {am:.1f} | {float(a['floor_us']):.1f} | {am / float(a['floor_us']):.2f} | "
                   f"{best['variant']} {float(best['median_us']):.1f} | {am / float(best['median_us']):.3f} | "
                   f"{float(lt['median_us']):.1f} | {am / float(lt['median_us']):.3f} | {a.get('policy', '-')} | "
-                  f"{a.get('split_k', '-')} | {a.get('group_m', '-')} |")
+                  f"{a.get('split_k', '-')} | {a.get('tiles', '-')} | {a.get('group_m', '-')} |")
         if ratios:
             g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
             print(f"\ngeometric mean of baton-auto / best baseline over {len(ratios)} shapes: {g:.3f}; "

@@ -75,4 +75,73 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
   EXPECT_NE(p.value().reason.find("caller"), std::string::npos);
 }
 
+// 128x256 tiles where they fill their waves (the rule of mlp_tile_width, from run 16's table).
+TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
+  struct Want {
+    int m, h, f;
+    activation act;
+    int t1, t2;
+  };
+  for (const Want& w : {Want{1, 12288, 6144, activation::gelu, 128, 128},      // decode: split-K keeps 128
+                        Want{128, 12288, 6144, activation::gelu, 128, 128},    // 48 / 96 tiles: one wave already
+                        Want{256, 12288, 6144, activation::gelu, 128, 256},    // GEMM2 192 tiles = 2 waves -> 96 = 1
+                        Want{1024, 12288, 6144, activation::gelu, 128, 256},   // GEMM1 384 -> 192 loses a wave
+                        Want{2048, 12288, 6144, activation::gelu, 256, 256},   // 768 / 1536 tiles
+                        Want{256, 8192, 2752, activation::swiglu, 128, 128},   // 86 / 128 tiles: one wave
+                        Want{512, 8192, 2752, activation::swiglu, 256, 256},   // 172 / 256 -> 88 / 128
+                        Want{1024, 8192, 2752, activation::swiglu, 128, 256}}) {
+    auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
+    ASSERT_TRUE(p.ok()) << p.error().to_string();
+    EXPECT_EQ(p.value().tile_n1, w.t1) << "m=" << w.m << " " << to_string(w.act);
+    EXPECT_EQ(p.value().tile_n2, w.t2) << "m=" << w.m << " " << to_string(w.act);
+    const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
+    EXPECT_EQ(p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
+    EXPECT_EQ(p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
+    if (w.t1 == 256) EXPECT_EQ(p.value().split1, 1);
+    if (w.t2 == 256) EXPECT_EQ(p.value().split2, 1);
+  }
+  auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
+  ASSERT_TRUE(p.ok());
+  const std::string line = p.value().log_line();
+  EXPECT_NE(line.find("tiles 128x256/128x256"), std::string::npos) << line;
+  // The waits exist on 128x128 tiles only: a caller-chosen row or kblock policy keeps them.
+  baton::ops::MlpOptions row;
+  row.policy = mlp_policy::row;
+  auto r = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132, row);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().tile_n1, 128);
+  EXPECT_EQ(r.value().tile_n2, 128);
+}
+
+TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
+  const MlpShape s{512, 4096, 1024, activation::gelu};
+  baton::ops::MlpOptions o;
+  o.policy = mlp_policy::none;
+  o.tile_n1 = 256;
+  o.tile_n2 = 128;
+  auto p = plan_mlp(s, 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p.value().tile_n1, 256);
+  EXPECT_EQ(p.value().tile_n2, 128);
+  EXPECT_EQ(p.value().gemm1.n, 4);
+  baton::ops::MlpOptions odd = o;
+  odd.tile_n2 = 192;
+  auto e1 = plan_mlp(s, 132, odd);
+  ASSERT_FALSE(e1.ok());
+  EXPECT_EQ(e1.error().code(), baton::errc::invalid_argument);
+  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 128 or 256, got 192"), std::string::npos)
+      << e1.error().message();
+  baton::ops::MlpOptions waits = o;
+  waits.policy = mlp_policy::kblock;
+  auto e2 = plan_mlp(s, 132, waits);
+  ASSERT_FALSE(e2.ok());
+  EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
+  EXPECT_NE(e2.error().message().find("128x256 tiles need policy none"), std::string::npos) << e2.error().message();
+  baton::ops::MlpOptions split = o;
+  split.split1 = 2;
+  auto e3 = plan_mlp(s, 132, split);
+  ASSERT_FALSE(e3.ok());
+  EXPECT_NE(e3.error().message().find("128x256 tiles run without split-K"), std::string::npos) << e3.error().message();
+}
+
 }  // namespace

@@ -411,8 +411,9 @@ struct GemmKernel {
   //   2. MMA-thread barrier; thread 0: atom.acq_rel.gpu.add on the tile's counter. Release
   //      publishes the CTA's partial (ordered before it by the barrier); acquire makes every
   //      earlier part's partial visible. The last part resets the counter (everyone has arrived);
-  //   3. barrier; the last part sums parts 0..split_k-1 in that order (its own from registers,
-  //      the others through L2 with ld.global.cg) into its accumulators. Returns true for it.
+  //   3. barrier; the last part sums parts 0..split_k-1 in that order, all read back through L2
+  //      with ld.global.cg (its own too: the thread reads what it stored), into its accumulators.
+  //      Returns true for it.
   template <class Accumulators>
   CUTLASS_DEVICE static bool split_reduce_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
                                            Assignment const& a, int part, int mma_thread_idx,
@@ -441,30 +442,21 @@ struct GemmKernel {
     }
     ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
     if (shared_storage.split_last == 0) return false;
-    // Part by part (a fixed order), each part's 32 loads issued back to back: the reduction costs
-    // (split_k - 1) L2 round trips, not one per accumulator pair.
-    float sum[kAccumulators];
+    // Part by part (a fixed order), each part's loads issued back to back: the reduction costs
+    // split_k L2 round trips, not one per accumulator pair. The sum is built in the accumulators
+    // themselves (this part's own partial is re-read from L2 like the others): a second array of
+    // kAccumulators floats would spill at 128x256 tiles (128 accumulators per thread).
     CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < kAccumulators; ++i) sum[i] = 0.f;
+    for (int i = 0; i < kAccumulators; ++i) acc(i) = 0.f;
     for (int p = 0; p < parts; ++p) {
-      if (p == part) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kAccumulators; ++i) sum[i] += acc(i);
-      } else {
-        const float2* src = partial(p);
-        float2 v[kAccumulators / 2];
-        CUTLASS_PRAGMA_UNROLL
-        for (int j = 0; j < kAccumulators / 2; ++j)
-          v[j] = get<0>(coords(2 * j)) < rows ? __ldcg(src + size_t(j) * NumMmaThreads) : make_float2(0.f, 0.f);
-        CUTLASS_PRAGMA_UNROLL
-        for (int j = 0; j < kAccumulators / 2; ++j) {
-          sum[2 * j] += v[j].x;
-          sum[2 * j + 1] += v[j].y;
-        }
+      const float2* src = partial(p);
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < kAccumulators / 2; ++j) {
+        const float2 v = get<0>(coords(2 * j)) < rows ? __ldcg(src + size_t(j) * NumMmaThreads) : make_float2(0.f, 0.f);
+        acc(2 * j) += v.x;
+        acc(2 * j + 1) += v.y;
       }
     }
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < kAccumulators; ++i) acc(i) = sum[i];
     return true;
   }
 

@@ -12,13 +12,14 @@
 //   BATON_TRY(mlp.value()->enqueue(stream));                         // one forward pass (graph-capturable)
 //   BATON_TRY(mlp.value()->check_errors(stream));                    // watchdog reports, if any
 //
-// create(): plan_mlp (baton/ops/mlp.hpp) picks the policy (row, kblock or none) and the split-K of
-// each GEMM; the chain is validated, which runs the soundness checker on the chosen policy, before
+// create(): plan_mlp (baton/ops/mlp.hpp) picks the policy (row, kblock or none), the split-K and
+// the tile width (128x128, or 128x256 for a GEMM without edges and split-K) of each GEMM; the chain is validated, which runs the soundness checker on the chosen policy, before
 // anything is bound or launched; the plan's log line is printed (MlpRunOptions::log) and kept
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 3 GEMM1 + 4 GEMM2 kernels, ~1 min and ~3 GB of compiler memory each.
+// including translation unit: 4 GEMM1 + 5 GEMM2 kernels (up: plain, kblock, row, wide; down: the
+// same and a PDL-waiting one), ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
 #pragma once
@@ -55,6 +56,15 @@ static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
 template <activation A>
 using UpConfig = std::conditional_t<A == activation::gelu, GeluConfig, SwiGluConfig>;
+// 128x256 tiles for GEMMs without edges and split-K (plan_mlp's tile_n1 / tile_n2 = 256).
+using WideTile = cute::Shape<cute::_128, cute::_256, cute::_64>;
+using WideGeluConfig = sm90::GemmConfig<WideTile, GeluConfig::FusionOp>;
+using WideDownConfig = sm90::GemmConfig<WideTile>;
+using WideSwiGluConfig = sm90::GemmConfig<WideTile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
+static_assert(WideGeluConfig::tile_n == kMlpWideTileN && WideGeluConfig::tile_m == kMlpTileM,
+              "baton::ops::mlp: plan_mlp's wide tile constants must match the kernels");
+template <activation A>
+using WideUpConfig = std::conditional_t<A == activation::gelu, WideGeluConfig, WideSwiGluConfig>;
 
 using KBlock = KBlockPolicy<footprint::GemmA>;
 using Row = RowPolicy<footprint::GemmA>;
@@ -78,6 +88,13 @@ struct Inline {
   // GEMM2 without semaphores, PDL-launched: griddepcontrol.wait before its first load.
   static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
     return sm90::Gemm<DownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
+  }
+  // 128x256 tiles, no edges.
+  static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
+    return sm90::Gemm<WideUpConfig<A>, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_wide(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
+    return sm90::Gemm<WideDownConfig, PlainStage>::make_launch(s, a);
   }
 };
 }  // namespace mlp_kernels
@@ -112,6 +129,8 @@ class Mlp {
   using bf16 = mlp_kernels::bf16;
   using UpArgs = sm90::GemmArguments<mlp_kernels::UpConfig<Act>>;
   using DownArgs = sm90::GemmArguments<mlp_kernels::DownConfig>;
+  using WideUpArgs = sm90::GemmArguments<mlp_kernels::WideUpConfig<Act>>;
+  using WideDownArgs = sm90::GemmArguments<mlp_kernels::WideDownConfig>;
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -183,12 +202,21 @@ class Mlp {
     struct Candidate {
       mlp_policy policy;
       int group_m;
+      int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's rule
     };
-    std::vector<Candidate> cands = {{mlp_policy::none, base.value().group_m}};
-    if (base.value().gemm1.m > 1) {  // with one row of tiles every plan below is the same chain
+    const MlpPlan& bp = base.value();
+    std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
+    if (bp.gemm1.m > 1) {  // with one row of tiles every plan below is the same chain
       cands.push_back({mlp_policy::none, 1});
-      for (int g : {1, 2, base.value().group_m})
-        if (g <= base.value().gemm1.m) cands.push_back({mlp_policy::row, g});
+      for (int g : {1, 2, bp.group_m})
+        if (g <= bp.gemm1.m) cands.push_back({mlp_policy::row, g});
+      // The other tile widths of the planned chain (wide tiles run without split-K: only where
+      // the plan has no split).
+      for (int t1 : {kMlpTileN, kMlpWideTileN})
+        for (int t2 : {kMlpTileN, kMlpWideTileN})
+          if ((t1 == kMlpTileN || bp.split1 == 1) && (t2 == kMlpTileN || bp.split2 == 1) &&
+              (t1 != bp.tile_n1 || t2 != bp.tile_n2))
+            cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     }
     std::unique_ptr<Mlp> best;
     double best_us = 0;
@@ -197,7 +225,7 @@ class Mlp {
       bool dup = false;  // group_m 2 == planned group, ...
       for (const Candidate& d : cands) {
         if (&d == &c) break;
-        dup = dup || (d.policy == c.policy && d.group_m == c.group_m);
+        dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 && d.tile_n2 == c.tile_n2);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -205,13 +233,15 @@ class Mlp {
       co.log = false;
       co.plan.policy = c.policy;
       co.plan.group_m = c.group_m;
+      co.plan.tile_n1 = c.policy == mlp_policy::none ? c.tile_n1 : kMlpTileN;
+      co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       auto us = time_(*m.value(), stream, o.tune_iters);
       if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d} %.1f us", tried.empty() ? "" : ", ", to_string(c.policy),
-                    c.group_m, us.value());
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d %.1f us", tried.empty() ? "" : ", ",
+                    to_string(c.policy), c.group_m, m.value()->plan_.tile_n1, m.value()->plan_.tile_n2, us.value());
       tried += buf;
       if (!best || us.value() < best_us) {
         best = std::move(m.value());
@@ -238,8 +268,21 @@ class Mlp {
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
-    BATON_TRY(UpGemm::can_implement(up).with_context("gemm1"));
-    BATON_TRY(DownGemm::can_implement(down).with_context("gemm2"));
+    const bool wide1 = plan_.tile_n1 == kMlpWideTileN, wide2 = plan_.tile_n2 == kMlpWideTileN;
+    const WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
+    const WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
+    if (wide1) {
+      BATON_TRY(sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>::can_implement(wide_up).with_context("gemm1"));
+    } else {
+      BATON_TRY(UpGemm::can_implement(up).with_context("gemm1"));
+    }
+    if (wide2) {
+      BATON_TRY(sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>::can_implement(wide_down).with_context("gemm2"));
+    } else {
+      BATON_TRY(DownGemm::can_implement(down).with_context("gemm2"));
+    }
+    if ((wide1 || wide2) && plan_.policy != mlp_policy::none)
+      return status(errc::not_supported, "baton::ops::mlp: 128x256 tiles need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -271,8 +314,9 @@ class Mlp {
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
         // GEMM1 in one wave (decode): GEMM2 PDL-launched, waiting with griddepcontrol.wait before
         // its loads, so its launch and prologue overlap GEMM1's end (measured 1-2 us faster);
-        // more waves: two plain launches (PDL measured 0-4% slower there).
-        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_);
+        // more waves: two plain launches (PDL measured 0-4% slower there). The wide GEMM2 has no
+        // PDL-waiting instantiation: two plain launches.
+        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && !wide2;
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
@@ -282,8 +326,10 @@ class Mlp {
         auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
-        l1 = Kernels::up(st1.value(), up);
-        l2 = one_wave ? Kernels::down_after_grid(st2.value(), down) : Kernels::down(st2.value(), down);
+        l1 = wide1 ? Kernels::up_wide(st1.value(), wide_up) : Kernels::up(st1.value(), up);
+        l2 = wide2      ? Kernels::down_wide(st2.value(), wide_down)
+             : one_wave ? Kernels::down_after_grid(st2.value(), down)
+                        : Kernels::down(st2.value(), down);
       }
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");

@@ -50,6 +50,9 @@ struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
   int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
   int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
+  // Tile width (computed columns) of GEMM1 / GEMM2: 128 or 256 (wide tiles: policy none only,
+  // no split-K); 0: mlp_tile_width.
+  int tile_n1 = 0, tile_n2 = 0;
 };
 
 // The tile order of both GEMMs, Grouped{group_m}: bands of group_m rows of tiles walked column by
@@ -57,20 +60,39 @@ struct MlpOptions {
 // L2 (1: row-major). Weight traffic dominates an MLP, so a band covers every row of tiles up to 8.
 inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? gemm1.m : 1) : 8; }
 
-// The tile shape of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match).
-inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64;
+// The tile shapes of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match):
+// 128 x 128 x 64, and 128 x 256 x 64 ("wide") for GEMMs without edges and split-K.
+inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpWideTileN = 256;
+
+// Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
+// semaphores (policy none), on `sms` SMs. In units of one 128 x 128 tile's time, the narrow GEMM
+// takes ceil(tiles128 / sms) waves, the wide one 2 x 0.9 x ceil(tiles256 / sms): a 128 x 256 tile
+// does twice the MMAs for 1.5x the shared-memory fills, measured ~10% faster per FLOP at large M
+// (run 16, bench/results/h200/history/run16-wide-experiment: GPT-3 / LLaMA m = 2048 6-8% faster
+// with both GEMMs wide). The rule matches every (M, GEMM) of that run: wide where it has enough
+// tiles to fill its waves (GPT-3 m >= 1024 GEMM2, m = 2048 both; LLaMA m >= 512), narrow where
+// halving the tile count leaves SMs idle (m <= 256) or a split-K GEMM (decode) would lose its split.
+inline int mlp_tile_width(int rows, int n, int split, int sms) {
+  if (split > 1 || rows < 1 || sms < 1) return kMlpTileN;
+  const int64_t narrow = int64_t(rows) * ceil_div(n, kMlpTileN), wide = int64_t(rows) * ceil_div(n, kMlpWideTileN);
+  const double t_narrow = double((narrow + sms - 1) / sms);
+  const double t_wide = 2.0 * 0.9 * double((wide + sms - 1) / sms);
+  return t_wide < t_narrow ? kMlpWideTileN : kMlpTileN;
+}
 
 struct MlpPlan {
   MlpShape shape{};
   mlp_policy policy = mlp_policy::row;
   int split1 = 1, split2 = 1;
   int group_m = 1;
+  int tile_n1 = kMlpTileN, tile_n2 = kMlpTileN;  // computed columns per tile of GEMM1 / GEMM2
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
-           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tile order Grouped{" +
+           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles 128x" +
+           std::to_string(tile_n1) + "/128x" + std::to_string(tile_n2) + ", tile order Grouped{" +
            std::to_string(group_m) + "}, because " + reason;
   }
 };
@@ -105,25 +127,43 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   if (sms < 1) return status(errc::invalid_argument, "baton::ops::mlp: sms must be >= 1, got " + std::to_string(sms));
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
+  for (int t : {opt.tile_n1, opt.tile_n2})
+    if (t != 0 && t != kMlpTileN && t != kMlpWideTileN)
+      return status(errc::invalid_argument, "baton::ops::mlp: tile widths must be 0 (automatic), 128 or 256, got " +
+                                                std::to_string(t));
   MlpPlan p;
   p.shape = s;
   const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
-  p.gemm1 = Grid{ceil_div(s.m, kMlpTileM), ceil_div(n1, kMlpTileN), 1};
-  p.gemm2 = Grid{ceil_div(s.m, kMlpTileM), ceil_div(s.hidden, kMlpTileN), 1};
+  const int rows = ceil_div(s.m, kMlpTileM);
   const int k1 = ceil_div(s.hidden, kMlpTileK), k2 = ceil_div(s.ffn, kMlpTileK);
   if (opt.split1 > k1 || opt.split2 > k2)
     return status(errc::invalid_argument, "baton::ops::mlp " + dims + ": split-K " + std::to_string(opt.split1) + "/" +
                                               std::to_string(opt.split2) + " exceeds the k-blocks " +
                                               std::to_string(k1) + "/" + std::to_string(k2));
-  p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
-  p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
-  p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
   if (opt.policy == mlp_policy::automatic) {
-    p.policy = mlp_auto_policy(s, p.gemm1, sms, p.reason);
+    p.policy = mlp_auto_policy(s, Grid{rows, ceil_div(n1, kMlpTileN), 1}, sms, p.reason);
   } else {
     p.policy = opt.policy;
     p.reason = "the caller asked for it";
   }
+  // Wide tiles exist for GEMMs without edges and without split-K only.
+  const bool want_wide = opt.tile_n1 == kMlpWideTileN || opt.tile_n2 == kMlpWideTileN;
+  if (want_wide && p.policy != mlp_policy::none)
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x256 tiles need policy none (the op has no " +
+                                           "wide kernels that wait or post), got policy " + to_string(p.policy));
+  if ((opt.tile_n1 == kMlpWideTileN && opt.split1 > 1) || (opt.tile_n2 == kMlpWideTileN && opt.split2 > 1))
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x256 tiles run without split-K");
+  const Grid narrow1{rows, ceil_div(n1, kMlpTileN), 1}, narrow2{rows, ceil_div(s.hidden, kMlpTileN), 1};
+  const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
+  const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
+  const bool may_widen = p.policy == mlp_policy::none;
+  p.tile_n1 = opt.tile_n1 > 0 ? opt.tile_n1 : may_widen ? mlp_tile_width(rows, n1, auto_split1, sms) : kMlpTileN;
+  p.tile_n2 = opt.tile_n2 > 0 ? opt.tile_n2 : may_widen ? mlp_tile_width(rows, s.hidden, auto_split2, sms) : kMlpTileN;
+  p.gemm1 = Grid{rows, ceil_div(n1, p.tile_n1), 1};
+  p.gemm2 = Grid{rows, ceil_div(s.hidden, p.tile_n2), 1};
+  p.split1 = p.tile_n1 == kMlpWideTileN ? 1 : auto_split1;
+  p.split2 = p.tile_n2 == kMlpWideTileN ? 1 : auto_split2;
+  p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
   return p;
 }
 

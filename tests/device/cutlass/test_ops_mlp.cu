@@ -5,6 +5,7 @@
 //     (none, row, kblock, automatic) x ragged shapes: M = 1, 17, 200, 1000 with H = 520 and F = 344
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
 //   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
+//   * 128x256 tiles (policy none) on either GEMM or both, ragged;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
@@ -106,11 +107,12 @@ Data make_data(activation act, int m_max, int h, int f) {
   return d;
 }
 
-const Data& data(activation act, int h, int f) {
-  static std::map<std::tuple<int, int, int>, Data> cache;
-  const auto key = std::tuple{int(act), h, f};
+const Data& data(activation act, int h, int f, int m) {
+  static std::map<std::tuple<int, int, int, int>, Data> cache;
+  const int m_max = std::max(m, 1000);
+  const auto key = std::tuple{int(act), h, f, m_max};
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, make_data(act, 1000, h, f)).first;
+  if (it == cache.end()) it = cache.emplace(key, make_data(act, m_max, h, f)).first;
   return it->second;
 }
 
@@ -122,6 +124,8 @@ struct Case {
   int split1 = 0, split2 = 0, group_m = 0;
   int sms = 0;  // 0: the device's
   bool tune = false;
+  int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's
+  int expect_n1 = 0, expect_n2 = 0;  // the plan's tile widths, where the case checks them
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -134,7 +138,7 @@ class OpsMlp : public bt::DeviceTest, public ::testing::WithParamInterface<Case>
 
 template <activation A>
 void OpsMlp::run_case(const Case& c) {
-  const Data& d = data(A, c.h, c.f);
+  const Data& d = data(A, c.h, c.f, c.m);
   ASSERT_LE(c.m, d.m_max);
   const int m = c.m, h = c.h, f = c.f;
   auto dx = bt::dev_alloc<bf16>(size_t(m) * h);
@@ -163,6 +167,8 @@ void OpsMlp::run_case(const Case& c) {
   o.sms = c.sms;
   o.tune = c.tune;
   o.tune_iters = 3;
+  o.plan.tile_n1 = c.tile_n1;
+  o.plan.tile_n2 = c.tile_n2;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -171,6 +177,10 @@ void OpsMlp::run_case(const Case& c) {
   if (c.split1 > 0) EXPECT_EQ(plan.split1, c.split1);
   if (c.split2 > 0) EXPECT_EQ(plan.split2, c.split2);
   if (c.group_m > 0) EXPECT_EQ(plan.group_m, c.group_m);
+  if (c.tile_n1 > 0) EXPECT_EQ(plan.tile_n1, c.tile_n1);
+  if (c.tile_n2 > 0) EXPECT_EQ(plan.tile_n2, c.tile_n2);
+  if (c.expect_n1 > 0) EXPECT_EQ(plan.tile_n1, c.expect_n1) << plan.log_line();
+  if (c.expect_n2 > 0) EXPECT_EQ(plan.tile_n2, c.expect_n2) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -250,6 +260,15 @@ INSTANTIATE_TEST_SUITE_P(
         // a wider shape (GEMM2 k = 2048: 32 k-blocks per wait list)
         Case{"gelu_row_m256_h1024_f2048", G, 256, 1024, 2048, RowP},
         Case{"swiglu_kblock_m256_h1024_f2048", S, 256, 1024, 2048, KB},
+        // 128x256 tiles (policy none), ragged: GEMM1 n = 344 (GeLU) / 688 (SwiGLU), GEMM2 n = 520
+        Case{"gelu_none_wide_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 256, 256},
+        Case{"gelu_none_wide_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 256, 256},
+        Case{"swiglu_none_wide_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 256, 256},
+        Case{"swiglu_none_wide_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 256, 256},
+        Case{"gelu_none_wide2_m1000", G, 1000, 520, 344, None, 0, 0, 0, 0, false, 128, 256},
+        Case{"swiglu_none_wide1_m200", S, 200, 520, 344, None, 0, 0, 0, 0, false, 256, 128},
+        // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
+        Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // per-shape tuning keeps a correct plan
         Case{"gelu_tuned_m1000", G, 1000, 520, 344, Auto, 0, 0, 0, 0, true},
         Case{"swiglu_tuned_m200_h1024_f2048", S, 200, 1024, 2048, Auto, 0, 0, 0, 0, true}),
