@@ -271,13 +271,15 @@ class Mlp {
     const bool wide1 = plan_.tile_n1 == kMlpWideTileN, wide2 = plan_.tile_n2 == kMlpWideTileN;
     const WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
     const WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
+    using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
+    using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
     if (wide1) {
-      BATON_TRY(sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>::can_implement(wide_up).with_context("gemm1"));
+      BATON_TRY(WideUpGemm::can_implement(wide_up).with_context("gemm1"));
     } else {
       BATON_TRY(UpGemm::can_implement(up).with_context("gemm1"));
     }
     if (wide2) {
-      BATON_TRY(sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>::can_implement(wide_down).with_context("gemm2"));
+      BATON_TRY(WideDownGemm::can_implement(wide_down).with_context("gemm2"));
     } else {
       BATON_TRY(DownGemm::can_implement(down).with_context("gemm2"));
     }
