@@ -625,6 +625,20 @@ struct LtMlp {
     if (n < 1 || res.state != CUBLAS_STATUS_SUCCESS)
       return status(errc::not_supported, std::string("cuBLASLt found no algorithm for ") + what);
     out = res.algo;
+    // What the heuristic chose, as cublasLt.h ids (tile: cublasLtMatmulTile_t, stages:
+    // cublasLtMatmulStages_t, cluster: cublasLtClusterShape_t): where our kernels differ.
+    auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
+      uint64_t v = 0;  // every attribute read here is an integer of at most 8 bytes, little-endian
+      size_t written = 0;
+      if (cublasLtMatmulAlgoConfigGetAttribute(&out, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return -1LL;
+      return (long long)(written == 2 ? (v & 0xffff) : written == 4 ? (v & 0xffffffffu) : v);
+    };
+    std::printf("cuBLASLt %s: algo %lld tile %lld stages %lld split-K %lld reduction %lld swizzle %lld cluster %lld "
+                "inner %lld (waves %.2f)\n",
+                what, attr(CUBLASLT_ALGO_CONFIG_ID), attr(CUBLASLT_ALGO_CONFIG_TILE_ID), attr(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), attr(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+                attr(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), attr(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID),
+                attr(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID), double(res.wavesCount));
     return {};
   }
 };

@@ -28,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -117,8 +118,10 @@ struct MlpRunOptions {
   TileEvent* trace2 = nullptr;
   // Per-shape tuning (with plan.policy automatic): create() times a few candidate plans on `stream`
   // with the given tensors (it overwrites y and z) and keeps the fastest: the planned one (none),
-  // none row-major, and per-row waits with 1-row, 2-row and planned tile bands. tune_iters timed
-  // passes each, after 3 untimed ones, CUDA events, per-event synchronization only.
+  // none row-major, none with the other tile widths, and per-row waits with 1-row, 2-row and
+  // planned tile bands. After ~50 ms of warm-up passes (the GPU settles at its sustained clock),
+  // tune_iters timed passes each, in 5 interleaved rounds (median round); CUDA events,
+  // per-event synchronization only.
   bool tune = false;
   int tune_iters = 20;
 };
@@ -176,13 +179,13 @@ class Mlp {
  private:
   Mlp() = default;
 
-  // Mean time of one pass (after 3 untimed passes), in microseconds.
-  [[nodiscard]] static result<double> time_(Mlp& m, cudaStream_t stream, int iters) {
+  // Mean time of one pass over `iters` timed passes (after `warm` untimed ones), in microseconds.
+  [[nodiscard]] static result<double> time_(Mlp& m, cudaStream_t stream, int iters, int warm) {
     cudaEvent_t a = nullptr, b = nullptr;
     BATON_CUDA_TRY(cudaEventCreate(&a));
     status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
     float ms = 0;
-    for (int i = 0; i < 3 && st.ok(); ++i) st = m.enqueue(stream);
+    for (int i = 0; i < warm && st.ok(); ++i) st = m.enqueue(stream);
     if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
     for (int i = 0; i < iters && st.ok(); ++i) st = m.enqueue(stream);
     if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
@@ -218,9 +221,11 @@ class Mlp {
               (t1 != bp.tile_n1 || t2 != bp.tile_n2))
             cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     }
-    std::unique_ptr<Mlp> best;
-    double best_us = 0;
-    std::string tried;
+    // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
+    // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
+    // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
+    // an idle GPU would be ranked at different clocks than the workload runs at.
+    std::vector<std::unique_ptr<Mlp>> ms;
     for (const Candidate& c : cands) {
       bool dup = false;  // group_m 2 == planned group, ...
       for (const Candidate& d : cands) {
@@ -237,18 +242,41 @@ class Mlp {
       co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
-      auto us = time_(*m.value(), stream, o.tune_iters);
-      if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
+      ms.push_back(std::move(m.value()));
+    }
+    // Warm-up: ~50 ms of the planned chain (at least 3 passes, at most 2000).
+    auto one = time_(*ms[0], stream, 1, 3);
+    if (!one.ok()) return one.error().with_context("tuning warm-up");
+    const int warm = int(std::min(2000.0, std::max(3.0, 50'000.0 / std::max(one.value(), 1.0))));
+    auto warmed = time_(*ms[0], stream, warm, 0);
+    if (!warmed.ok()) return warmed.error().with_context("tuning warm-up");
+    constexpr int kRounds = 5;
+    const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
+    std::vector<std::vector<double>> rounds(ms.size());
+    for (int r = 0; r < kRounds; ++r)
+      for (size_t i = 0; i < ms.size(); ++i) {
+        auto us = time_(*ms[i], stream, per_round, 1);
+        if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(ms[i]->plan_.policy)));
+        rounds[i].push_back(us.value());
+      }
+    size_t best_i = 0;
+    std::vector<double> med(ms.size());
+    std::string tried;
+    for (size_t i = 0; i < ms.size(); ++i) {
+      std::sort(rounds[i].begin(), rounds[i].end());
+      med[i] = rounds[i][rounds[i].size() / 2];
+      if (med[i] < med[best_i]) best_i = i;
       char buf[128];
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d %.1f us", tried.empty() ? "" : ", ",
-                    to_string(c.policy), c.group_m, m.value()->plan_.tile_n1, m.value()->plan_.tile_n2, us.value());
+                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m, ms[i]->plan_.tile_n1, ms[i]->plan_.tile_n2,
+                    med[i]);
       tried += buf;
-      if (!best || us.value() < best_us) {
-        best = std::move(m.value());
-        best_us = us.value();
-      }
     }
-    best->plan_.reason = "tuned on this GPU (" + std::to_string(o.tune_iters) + " passes each): " + tried;
+    std::unique_ptr<Mlp> best = std::move(ms[best_i]);
+    ms.clear();  // the other candidates' workspaces go now
+    best->plan_.reason = "tuned on this GPU (" + std::to_string(warm) + " warm-up passes, then the median of " +
+                         std::to_string(kRounds) + " interleaved rounds of " + std::to_string(per_round) +
+                         " passes each): " + tried;
     if (o.log) std::printf("%s\n", best->plan_.log_line().c_str());
     return result<std::unique_ptr<Mlp>>(std::move(best));
   }
