@@ -137,11 +137,21 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   ASSERT_FALSE(e2.ok());
   EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
   EXPECT_NE(e2.error().message().find("128x256 tiles need policy none"), std::string::npos) << e2.error().message();
+  // A wide GEMM takes the caller's split-K, or chooses one over its own tiles (4 x 4 = 16 here).
   baton::ops::MlpOptions split = o;
   split.split1 = 2;
-  auto e3 = plan_mlp(s, 132, split);
-  ASSERT_FALSE(e3.ok());
-  EXPECT_NE(e3.error().message().find("128x256 tiles run without split-K"), std::string::npos) << e3.error().message();
+  auto p3 = plan_mlp(s, 132, split);
+  ASSERT_TRUE(p3.ok()) << p3.error().to_string();
+  EXPECT_EQ(p3.value().split1, 2);
+  baton::ops::MlpOptions decode;
+  decode.policy = mlp_policy::none;
+  decode.tile_n1 = decode.tile_n2 = 256;
+  auto p4 = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132, decode);
+  ASSERT_TRUE(p4.ok()) << p4.error().to_string();
+  EXPECT_EQ(p4.value().gemm1.size(), 24);
+  EXPECT_EQ(p4.value().split1, baton::choose_split_k(24, 192, 132));
+  EXPECT_EQ(p4.value().gemm2.size(), 48);
+  EXPECT_EQ(p4.value().split2, baton::choose_split_k(48, 96, 132));
 }
 
 }  // namespace

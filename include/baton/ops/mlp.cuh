@@ -213,14 +213,11 @@ class Mlp {
       cands.push_back({mlp_policy::none, 1});
       for (int g : {1, 2, bp.group_m})
         if (g <= bp.gemm1.m) cands.push_back({mlp_policy::row, g});
-      // The other tile widths of the planned chain (wide tiles run without split-K: only where
-      // the plan has no split).
-      for (int t1 : {kMlpTileN, kMlpWideTileN})
-        for (int t2 : {kMlpTileN, kMlpWideTileN})
-          if ((t1 == kMlpTileN || bp.split1 == 1) && (t2 == kMlpTileN || bp.split2 == 1) &&
-              (t1 != bp.tile_n1 || t2 != bp.tile_n2))
-            cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     }
+    // The other tile widths of the planned chain (a wide GEMM gets its own split-K).
+    for (int t1 : {kMlpTileN, kMlpWideTileN})
+      for (int t2 : {kMlpTileN, kMlpWideTileN})
+        if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -289,16 +286,21 @@ class Mlp {
                   static_cast<bf16*>(t.z)};
     up.split_k = plan_.split1;
     down.split_k = plan_.split2;
-    BATON_TRY(alloc_zeroed_(sw1_, sm90::split_workspace_bytes(up), stream, "split-K workspace (gemm1)"));
-    BATON_TRY(alloc_zeroed_(sw2_, sm90::split_workspace_bytes(down), stream, "split-K workspace (gemm2)"));
-    up.split_workspace = sw1_;
-    down.split_workspace = sw2_;
+    const bool wide1 = plan_.tile_n1 == kMlpWideTileN, wide2 = plan_.tile_n2 == kMlpWideTileN;
+    WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
+    WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
+    wide_up.split_k = plan_.split1;
+    wide_down.split_k = plan_.split2;
+    // The split-K workspace of the tile shape each GEMM runs with.
+    BATON_TRY(alloc_zeroed_(sw1_, wide1 ? sm90::split_workspace_bytes(wide_up) : sm90::split_workspace_bytes(up), stream,
+                            "split-K workspace (gemm1)"));
+    BATON_TRY(alloc_zeroed_(sw2_, wide2 ? sm90::split_workspace_bytes(wide_down) : sm90::split_workspace_bytes(down),
+                            stream, "split-K workspace (gemm2)"));
+    up.split_workspace = wide_up.split_workspace = sw1_;
+    down.split_workspace = wide_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
-    const bool wide1 = plan_.tile_n1 == kMlpWideTileN, wide2 = plan_.tile_n2 == kMlpWideTileN;
-    const WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
-    const WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
     if (wide1) {

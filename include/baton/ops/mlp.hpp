@@ -50,8 +50,8 @@ struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
   int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
   int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
-  // Tile width (computed columns) of GEMM1 / GEMM2: 128 or 256 (wide tiles: policy none only,
-  // no split-K); 0: mlp_tile_width.
+  // Tile width (computed columns) of GEMM1 / GEMM2: 128 or 256 (wide tiles: policy none only;
+  // with split-K chosen over the wide tiles); 0: mlp_tile_width.
   int tile_n1 = 0, tile_n2 = 0;
 };
 
@@ -61,7 +61,7 @@ struct MlpOptions {
 inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? gemm1.m : 1) : 8; }
 
 // The tile shapes of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match):
-// 128 x 128 x 64, and 128 x 256 x 64 ("wide") for GEMMs without edges and split-K.
+// 128 x 128 x 64, and 128 x 256 x 64 ("wide") for GEMMs without edges.
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpWideTileN = 256;
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
@@ -71,7 +71,8 @@ inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpWideT
 // (run 16, bench/results/h200/history/run16-wide-experiment: GPT-3 / LLaMA m = 2048 6-8% faster
 // with both GEMMs wide). The rule matches every (M, GEMM) of that run: wide where it has enough
 // tiles to fill its waves (GPT-3 m >= 1024 GEMM2, m = 2048 both; LLaMA m >= 512), narrow where
-// halving the tile count leaves SMs idle (m <= 256) or a split-K GEMM (decode) would lose its split.
+// halving the tile count leaves SMs idle (m <= 256) or the GEMM is split-K (decode: not measured
+// wide by the rule's data; MlpRunOptions::tune tries wide tiles with their own split there).
 inline int mlp_tile_width(int rows, int n, int split, int sms) {
   if (split > 1 || rows < 1 || sms < 1) return kMlpTileN;
   const int64_t narrow = int64_t(rows) * ceil_div(n, kMlpTileN), wide = int64_t(rows) * ceil_div(n, kMlpWideTileN);
@@ -151,8 +152,6 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   if (want_wide && p.policy != mlp_policy::none)
     return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x256 tiles need policy none (the op has no " +
                                            "wide kernels that wait or post), got policy " + to_string(p.policy));
-  if ((opt.tile_n1 == kMlpWideTileN && opt.split1 > 1) || (opt.tile_n2 == kMlpWideTileN && opt.split2 > 1))
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x256 tiles run without split-K");
   const Grid narrow1{rows, ceil_div(n1, kMlpTileN), 1}, narrow2{rows, ceil_div(s.hidden, kMlpTileN), 1};
   const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
   const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
@@ -161,8 +160,9 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   p.tile_n2 = opt.tile_n2 > 0 ? opt.tile_n2 : may_widen ? mlp_tile_width(rows, s.hidden, auto_split2, sms) : kMlpTileN;
   p.gemm1 = Grid{rows, ceil_div(n1, p.tile_n1), 1};
   p.gemm2 = Grid{rows, ceil_div(s.hidden, p.tile_n2), 1};
-  p.split1 = p.tile_n1 == kMlpWideTileN ? 1 : auto_split1;
-  p.split2 = p.tile_n2 == kMlpWideTileN ? 1 : auto_split2;
+  // A wide GEMM's split-K: the caller's, or choose_split_k over its own (half as many) tiles.
+  p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
+  p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
   return p;
 }
