@@ -628,10 +628,15 @@ struct LtMlp {
     // What the heuristic chose, as cublasLt.h ids (tile: cublasLtMatmulTile_t, stages:
     // cublasLtMatmulStages_t, cluster: cublasLtClusterShape_t): where our kernels differ.
     auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
-      uint64_t v = 0;  // every attribute read here is an integer of at most 8 bytes, little-endian
+      // The buffer size must match the attribute's: ask for it first (integers of 2, 4 or 8 bytes).
+      size_t size = 0;
+      if (cublasLtMatmulAlgoConfigGetAttribute(&out, a, nullptr, 0, &size) != CUBLAS_STATUS_SUCCESS || size == 0 ||
+          size > 8)
+        return -1LL;
+      uint64_t v = 0;  // little-endian: the low `size` bytes
       size_t written = 0;
-      if (cublasLtMatmulAlgoConfigGetAttribute(&out, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return -1LL;
-      return (long long)(written == 2 ? (v & 0xffff) : written == 4 ? (v & 0xffffffffu) : v);
+      if (cublasLtMatmulAlgoConfigGetAttribute(&out, a, &v, size, &written) != CUBLAS_STATUS_SUCCESS) return -1LL;
+      return (long long)(size == 2 ? (v & 0xffff) : size == 4 ? (v & 0xffffffffu) : v);
     };
     std::printf("cuBLASLt %s: algo %lld tile %lld stages %lld split-K %lld reduction %lld swizzle %lld cluster %lld "
                 "inner %lld (waves %.2f)\n",
