@@ -64,6 +64,16 @@ using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a);     // mlp_wide_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a);  // mlp_wide_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a);     // mlp_wide_gemm2.cu
+// 128x192 tiles, the same way (the op's mid-width GEMMs).
+using MidConfig1 = baton::ops::mlp_kernels::MidGeluConfig;
+using MidSwiConfig1 = baton::ops::mlp_kernels::MidSwiGluConfig;
+using MidConfig2 = baton::ops::mlp_kernels::MidDownConfig;
+using MidArgs1 = baton::sm90::GemmArguments<MidConfig1>;
+using MidSwiArgs1 = baton::sm90::GemmArguments<MidSwiConfig1>;
+using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
 // Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
@@ -95,6 +105,9 @@ struct OpKernels {
   template <class WideUpArgs>
   static baton::result<baton::StageLaunch> up_wide(const PlainStage& s, const WideUpArgs& a) { return gemm1_wide_launch(s, a); }
   static baton::result<baton::StageLaunch> down_wide(const PlainStage& s, const WideArgs2& a) { return gemm2_wide_launch(s, a); }
+  template <class MidUpArgs>
+  static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
 };
 
 }  // namespace baton_bench::mlp

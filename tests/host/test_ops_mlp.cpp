@@ -75,7 +75,7 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
   EXPECT_NE(p.value().reason.find("caller"), std::string::npos);
 }
 
-// 128x256 tiles where they fill their waves (the rule of mlp_tile_width, from run 16's table).
+// 128x192 / 128x256 tiles where they fill their waves better (the rule of mlp_tile_width).
 TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
   struct Want {
     int m, h, f;
@@ -84,12 +84,13 @@ TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
   };
   for (const Want& w : {Want{1, 12288, 6144, activation::gelu, 128, 128},      // decode: split-K keeps 128
                         Want{128, 12288, 6144, activation::gelu, 128, 128},    // 48 / 96 tiles: one wave already
-                        Want{256, 12288, 6144, activation::gelu, 128, 256},    // GEMM2 192 tiles = 2 waves -> 96 = 1
-                        Want{1024, 12288, 6144, activation::gelu, 128, 256},   // GEMM1 384 -> 192 loses a wave
+                        Want{256, 12288, 6144, activation::gelu, 128, 192},    // GEMM2 192 tiles = 2 waves -> 128 = 1
+                        Want{512, 12288, 6144, activation::gelu, 192, 192},    // 192 -> 128 tiles, 384 -> 256
+                        Want{1024, 12288, 6144, activation::gelu, 192, 256},   // 384 -> 256 tiles (2 waves); 768 -> 384
                         Want{2048, 12288, 6144, activation::gelu, 256, 256},   // 768 / 1536 tiles
                         Want{256, 8192, 2752, activation::swiglu, 128, 128},   // 86 / 128 tiles: one wave
-                        Want{512, 8192, 2752, activation::swiglu, 256, 256},   // 172 / 256 -> 88 / 128
-                        Want{1024, 8192, 2752, activation::swiglu, 128, 256}}) {
+                        Want{512, 8192, 2752, activation::swiglu, 192, 256},   // 172 -> 116 tiles, 256 -> 128
+                        Want{1024, 8192, 2752, activation::swiglu, 192, 256}}) {
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p.value().tile_n1, w.t1) << "m=" << w.m << " " << to_string(w.act);
@@ -97,8 +98,8 @@ TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
     const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
     EXPECT_EQ(p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
     EXPECT_EQ(p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
-    if (w.t1 == 256) EXPECT_EQ(p.value().split1, 1);
-    if (w.t2 == 256) EXPECT_EQ(p.value().split2, 1);
+    if (w.t1 != 128) EXPECT_EQ(p.value().split1, 1);
+    if (w.t2 != 128) EXPECT_EQ(p.value().split2, 1);
   }
   auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
@@ -125,18 +126,19 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_EQ(p.value().tile_n2, 128);
   EXPECT_EQ(p.value().gemm1.n, 4);
   baton::ops::MlpOptions odd = o;
-  odd.tile_n2 = 192;
+  odd.tile_n2 = 160;
   auto e1 = plan_mlp(s, 132, odd);
   ASSERT_FALSE(e1.ok());
   EXPECT_EQ(e1.error().code(), baton::errc::invalid_argument);
-  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 128 or 256, got 192"), std::string::npos)
+  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 128, 192 or 256, got 160"), std::string::npos)
       << e1.error().message();
   baton::ops::MlpOptions waits = o;
   waits.policy = mlp_policy::kblock;
   auto e2 = plan_mlp(s, 132, waits);
   ASSERT_FALSE(e2.ok());
   EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
-  EXPECT_NE(e2.error().message().find("128x256 tiles need policy none"), std::string::npos) << e2.error().message();
+  EXPECT_NE(e2.error().message().find("128x192 and 128x256 tiles need policy none"), std::string::npos)
+      << e2.error().message();
   // A wide GEMM takes the caller's split-K, or chooses one over its own tiles (4 x 4 = 16 here).
   baton::ops::MlpOptions split = o;
   split.split1 = 2;

@@ -13,13 +13,14 @@
 //   BATON_TRY(mlp.value()->check_errors(stream));                    // watchdog reports, if any
 //
 // create(): plan_mlp (baton/ops/mlp.hpp) picks the policy (row, kblock or none), the split-K and
-// the tile width (128x128, or 128x256 for a GEMM without edges and split-K) of each GEMM; the chain is validated, which runs the soundness checker on the chosen policy, before
-// anything is bound or launched; the plan's log line is printed (MlpRunOptions::log) and kept
+// the tile width (128x128, or 128x192 / 128x256 for a GEMM without edges) of each GEMM; the chain
+// is validated, which runs the soundness checker on the chosen policy, before anything is bound or
+// launched; the plan's log line is printed (MlpRunOptions::log) and kept
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 4 GEMM1 + 5 GEMM2 kernels (up: plain, kblock, row, wide; down: the
-// same and a PDL-waiting one), ~1 min and ~3 GB of compiler memory each.
+// including translation unit: 5 GEMM1 + 6 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256;
+// down: the same and a PDL-waiting one), ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
 #pragma once
@@ -66,6 +67,14 @@ static_assert(WideGeluConfig::tile_n == kMlpWideTileN && WideGeluConfig::tile_m 
               "baton::ops::mlp: plan_mlp's wide tile constants must match the kernels");
 template <activation A>
 using WideUpConfig = std::conditional_t<A == activation::gelu, WideGeluConfig, WideSwiGluConfig>;
+// 128x192 tiles, the same way (plan_mlp's tile_n1 / tile_n2 = 192).
+using MidTile = cute::Shape<cute::_128, cute::_192, cute::_64>;
+using MidGeluConfig = sm90::GemmConfig<MidTile, GeluConfig::FusionOp>;
+using MidDownConfig = sm90::GemmConfig<MidTile>;
+using MidSwiGluConfig = sm90::GemmConfig<MidTile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
+static_assert(MidGeluConfig::tile_n == kMlpMidTileN, "baton::ops::mlp: plan_mlp's mid tile constant must match the kernels");
+template <activation A>
+using MidUpConfig = std::conditional_t<A == activation::gelu, MidGeluConfig, MidSwiGluConfig>;
 
 using KBlock = KBlockPolicy<footprint::GemmA>;
 using Row = RowPolicy<footprint::GemmA>;
@@ -96,6 +105,13 @@ struct Inline {
   }
   static result<StageLaunch> down_wide(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
     return sm90::Gemm<WideDownConfig, PlainStage>::make_launch(s, a);
+  }
+  // 128x192 tiles, no edges.
+  static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
+    return sm90::Gemm<MidUpConfig<A>, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_mid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
+    return sm90::Gemm<MidDownConfig, PlainStage>::make_launch(s, a);
   }
 };
 }  // namespace mlp_kernels
@@ -134,6 +150,8 @@ class Mlp {
   using DownArgs = sm90::GemmArguments<mlp_kernels::DownConfig>;
   using WideUpArgs = sm90::GemmArguments<mlp_kernels::WideUpConfig<Act>>;
   using WideDownArgs = sm90::GemmArguments<mlp_kernels::WideDownConfig>;
+  using MidUpArgs = sm90::GemmArguments<mlp_kernels::MidUpConfig<Act>>;
+  using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -214,9 +232,9 @@ class Mlp {
       for (int g : {1, 2, bp.group_m})
         if (g <= bp.gemm1.m) cands.push_back({mlp_policy::row, g});
     }
-    // The other tile widths of the planned chain (a wide GEMM gets its own split-K).
-    for (int t1 : {kMlpTileN, kMlpWideTileN})
-      for (int t2 : {kMlpTileN, kMlpWideTileN})
+    // The other tile widths of the planned chain (a wider GEMM gets its own split-K).
+    for (int t1 : kMlpTileWidths)
+      for (int t2 : kMlpTileWidths)
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
@@ -293,35 +311,44 @@ class Mlp {
                   static_cast<bf16*>(t.z)};
     up.split_k = plan_.split1;
     down.split_k = plan_.split2;
-    const bool wide1 = plan_.tile_n1 == kMlpWideTileN, wide2 = plan_.tile_n2 == kMlpWideTileN;
+    // The 128x192 / 128x256 forms of both GEMMs: the plan's tile width picks one per GEMM.
+    const int w1 = plan_.tile_n1, w2 = plan_.tile_n2;
+    const bool mid1 = w1 == kMlpMidTileN, mid2 = w2 == kMlpMidTileN;
+    const bool wide1 = w1 == kMlpWideTileN, wide2 = w2 == kMlpWideTileN;
+    MidUpArgs mid_up{s.m, n1, s.hidden, up.a, up.b, up.d};
+    MidDownArgs mid_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
     WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    wide_up.split_k = plan_.split1;
-    wide_down.split_k = plan_.split2;
+    mid_up.split_k = wide_up.split_k = plan_.split1;
+    mid_down.split_k = wide_down.split_k = plan_.split2;
     // The split-K workspace of the tile shape each GEMM runs with.
-    BATON_TRY(alloc_zeroed_(sw1_, wide1 ? sm90::split_workspace_bytes(wide_up) : sm90::split_workspace_bytes(up), stream,
-                            "split-K workspace (gemm1)"));
-    BATON_TRY(alloc_zeroed_(sw2_, wide2 ? sm90::split_workspace_bytes(wide_down) : sm90::split_workspace_bytes(down),
-                            stream, "split-K workspace (gemm2)"));
-    up.split_workspace = wide_up.split_workspace = sw1_;
-    down.split_workspace = wide_down.split_workspace = sw2_;
+    const size_t sw1_bytes = wide1  ? sm90::split_workspace_bytes(wide_up)
+                             : mid1 ? sm90::split_workspace_bytes(mid_up)
+                                    : sm90::split_workspace_bytes(up);
+    const size_t sw2_bytes = wide2  ? sm90::split_workspace_bytes(wide_down)
+                             : mid2 ? sm90::split_workspace_bytes(mid_down)
+                                    : sm90::split_workspace_bytes(down);
+    BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
+    BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
+    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = sw1_;
+    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
+    using MidUpGemm = sm90::Gemm<mlp_kernels::MidUpConfig<Act>, mlp_kernels::PlainStage>;
+    using MidDownGemm = sm90::Gemm<mlp_kernels::MidDownConfig, mlp_kernels::PlainStage>;
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
-    if (wide1) {
-      BATON_TRY(WideUpGemm::can_implement(wide_up).with_context("gemm1"));
-    } else {
-      BATON_TRY(UpGemm::can_implement(up).with_context("gemm1"));
-    }
-    if (wide2) {
-      BATON_TRY(WideDownGemm::can_implement(wide_down).with_context("gemm2"));
-    } else {
-      BATON_TRY(DownGemm::can_implement(down).with_context("gemm2"));
-    }
-    if ((wide1 || wide2) && plan_.policy != mlp_policy::none)
-      return status(errc::not_supported, "baton::ops::mlp: 128x256 tiles need policy none");
+    const status can1 = wide1  ? WideUpGemm::can_implement(wide_up)
+                        : mid1 ? MidUpGemm::can_implement(mid_up)
+                               : UpGemm::can_implement(up);
+    BATON_TRY(can1.with_context("gemm1"));
+    const status can2 = wide2  ? WideDownGemm::can_implement(wide_down)
+                        : mid2 ? MidDownGemm::can_implement(mid_down)
+                               : DownGemm::can_implement(down);
+    BATON_TRY(can2.with_context("gemm2"));
+    if ((w1 != kMlpTileN || w2 != kMlpTileN) && plan_.policy != mlp_policy::none)
+      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -355,7 +382,7 @@ class Mlp {
         // its loads, so its launch and prologue overlap GEMM1's end (measured 1-2 us faster);
         // more waves: two plain launches (PDL measured 0-4% slower there). The wide GEMM2 has no
         // PDL-waiting instantiation: two plain launches.
-        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && !wide2;
+        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && w2 == kMlpTileN;
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
@@ -365,8 +392,11 @@ class Mlp {
         auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
-        l1 = wide1 ? Kernels::up_wide(st1.value(), wide_up) : Kernels::up(st1.value(), up);
+        l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
+             : mid1 ? Kernels::up_mid(st1.value(), mid_up)
+                    : Kernels::up(st1.value(), up);
         l2 = wide2      ? Kernels::down_wide(st2.value(), wide_down)
+             : mid2     ? Kernels::down_mid(st2.value(), mid_down)
              : one_wave ? Kernels::down_after_grid(st2.value(), down)
                         : Kernels::down(st2.value(), down);
       }

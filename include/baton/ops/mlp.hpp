@@ -50,8 +50,8 @@ struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
   int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
   int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
-  // Tile width (computed columns) of GEMM1 / GEMM2: 128 or 256 (wide tiles: policy none only;
-  // with split-K chosen over the wide tiles); 0: mlp_tile_width.
+  // Tile width (computed columns) of GEMM1 / GEMM2: 128, 192 or 256 (192 and 256: policy none
+  // only; with split-K chosen over their own tiles); 0: mlp_tile_width.
   int tile_n1 = 0, tile_n2 = 0;
 };
 
@@ -61,24 +61,33 @@ struct MlpOptions {
 inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? gemm1.m : 1) : 8; }
 
 // The tile shapes of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match):
-// 128 x 128 x 64, and 128 x 256 x 64 ("wide") for GEMMs without edges.
-inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpWideTileN = 256;
+// 128 x 128 x 64, and 128 x 192 x 64 / 128 x 256 x 64 ("mid" / "wide") for GEMMs without edges.
+inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpMidTileN = 192, kMlpWideTileN = 256;
+inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
-// semaphores (policy none), on `sms` SMs. In units of one 128 x 128 tile's time, the narrow GEMM
-// takes ceil(tiles128 / sms) waves, the wide one 2 x 0.9 x ceil(tiles256 / sms): a 128 x 256 tile
-// does twice the MMAs for 1.5x the shared-memory fills, measured ~10% faster per FLOP at large M
-// (run 16, bench/results/h200/history/run16-wide-experiment: GPT-3 / LLaMA m = 2048 6-8% faster
-// with both GEMMs wide). The rule matches every (M, GEMM) of that run: wide where it has enough
-// tiles to fill its waves (GPT-3 m >= 1024 GEMM2, m = 2048 both; LLaMA m >= 512), narrow where
-// halving the tile count leaves SMs idle (m <= 256) or the GEMM is split-K (decode: not measured
-// wide by the rule's data; MlpRunOptions::tune tries wide tiles with their own split there).
+// semaphores (policy none), on `sms` SMs: the width w of {128, 192, 256} with the least
+// ceil(tiles_w / sms) x (w / 128) x speed_w, in units of one 128 x 128 tile's time. A wider tile
+// does more MMAs per shared-memory fill: speed_256 = 0.9 was measured (run 16,
+// bench/results/h200/history/run16-wide-experiment: GPT-3 / LLaMA m = 2048 6-8% faster with both
+// GEMMs wide), speed_192 = 0.95 is interpolated (MlpRunOptions::tune times every width). Wider
+// tiles also change how the tiles fill their waves, which is most of the effect at M = 256..1024:
+// cuBLASLt's heuristic picks 96..256-wide tiles that make ~1.0, 2.0 or 4.0 waves (bench log, run 19).
+// Split-K GEMMs (decode) keep 128 (MlpRunOptions::tune tries the others with their own split).
 inline int mlp_tile_width(int rows, int n, int split, int sms) {
   if (split > 1 || rows < 1 || sms < 1) return kMlpTileN;
-  const int64_t narrow = int64_t(rows) * ceil_div(n, kMlpTileN), wide = int64_t(rows) * ceil_div(n, kMlpWideTileN);
-  const double t_narrow = double((narrow + sms - 1) / sms);
-  const double t_wide = 2.0 * 0.9 * double((wide + sms - 1) / sms);
-  return t_wide < t_narrow ? kMlpWideTileN : kMlpTileN;
+  int best = kMlpTileN;
+  double best_t = 0;
+  for (int w : kMlpTileWidths) {
+    const int64_t tiles = int64_t(rows) * ceil_div(n, w);
+    const double speed = w == kMlpTileN ? 1.0 : w == kMlpMidTileN ? 0.95 : 0.9;
+    const double t = double((tiles + sms - 1) / sms) * (double(w) / kMlpTileN) * speed;
+    if (w == kMlpTileN || t < best_t) {
+      best = w;
+      best_t = t;
+    }
+  }
+  return best;
 }
 
 struct MlpPlan {
@@ -129,9 +138,9 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   for (int t : {opt.tile_n1, opt.tile_n2})
-    if (t != 0 && t != kMlpTileN && t != kMlpWideTileN)
-      return status(errc::invalid_argument, "baton::ops::mlp: tile widths must be 0 (automatic), 128 or 256, got " +
-                                                std::to_string(t));
+    if (t != 0 && t != kMlpTileN && t != kMlpMidTileN && t != kMlpWideTileN)
+      return status(errc::invalid_argument,
+                    "baton::ops::mlp: tile widths must be 0 (automatic), 128, 192 or 256, got " + std::to_string(t));
   MlpPlan p;
   p.shape = s;
   const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
@@ -147,11 +156,11 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
     p.policy = opt.policy;
     p.reason = "the caller asked for it";
   }
-  // Wide tiles exist for GEMMs without edges and without split-K only.
-  const bool want_wide = opt.tile_n1 == kMlpWideTileN || opt.tile_n2 == kMlpWideTileN;
+  // Wider tiles exist for GEMMs without edges only.
+  const bool want_wide = (opt.tile_n1 != 0 && opt.tile_n1 != kMlpTileN) || (opt.tile_n2 != 0 && opt.tile_n2 != kMlpTileN);
   if (want_wide && p.policy != mlp_policy::none)
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x256 tiles need policy none (the op has no " +
-                                           "wide kernels that wait or post), got policy " + to_string(p.policy));
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x192 and 128x256 tiles need policy none (the " +
+                                           "op has no wider kernels that wait or post), got policy " + to_string(p.policy));
   const Grid narrow1{rows, ceil_div(n1, kMlpTileN), 1}, narrow2{rows, ceil_div(s.hidden, kMlpTileN), 1};
   const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
   const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
@@ -160,7 +169,7 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   p.tile_n2 = opt.tile_n2 > 0 ? opt.tile_n2 : may_widen ? mlp_tile_width(rows, s.hidden, auto_split2, sms) : kMlpTileN;
   p.gemm1 = Grid{rows, ceil_div(n1, p.tile_n1), 1};
   p.gemm2 = Grid{rows, ceil_div(s.hidden, p.tile_n2), 1};
-  // A wide GEMM's split-K: the caller's, or choose_split_k over its own (half as many) tiles.
+  // A wider GEMM's split-K: the caller's, or choose_split_k over its own (fewer) tiles.
   p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);

@@ -5,7 +5,7 @@
 //     (none, row, kblock, automatic) x ragged shapes: M = 1, 17, 200, 1000 with H = 520 and F = 344
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
 //   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
-//   * 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
+//   * 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
@@ -271,6 +271,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_wide_split3x2_m1", G, 1, 520, 344, None, 3, 2, 0, 0, false, 256, 256},
         Case{"swiglu_none_wide_split2x3_m200", S, 200, 520, 344, None, 2, 3, 0, 0, false, 256, 256},
         Case{"gelu_none_wide_autosplit_m17_h2048_f2048", G, 17, 2048, 2048, None, 0, 0, 0, 0, false, 256, 256},
+        // 128x192 tiles, alone and mixed with 128x256, with and without split-K
+        Case{"gelu_none_mid_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 192, 192},
+        Case{"swiglu_none_mid_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 192, 192},
+        Case{"swiglu_none_mid_split3x2_m1", S, 1, 520, 344, None, 3, 2, 0, 0, false, 192, 192},
+        Case{"gelu_none_mid_wide_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 192, 256},
+        Case{"swiglu_none_wide_mid_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 256, 192},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // per-shape tuning keeps a correct plan
