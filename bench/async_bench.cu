@@ -220,7 +220,13 @@ int main(int argc, char** argv) {
     return us;
   };
 
+  // Progress on stderr (unbuffered): a hang shows where it is.
+  auto phase = [t0 = std::chrono::steady_clock::now()](const char* what) {
+    std::fprintf(stderr, "[async] %s (t = %.1f s)\n", what,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
   // ---- copy ----
+  phase("copies");
   const double copy_floor = double(bytes) / 55.3e9 * 1e6;
   auto h2d = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D")); }, a.reps);
   auto d2h = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H")); }, a.reps);
@@ -248,12 +254,14 @@ int main(int argc, char** argv) {
   }
 
   // ---- stage totals for the pipeline floor ----
+  phase("stage totals");
   auto comp = time_events([&] { TRY(launch_transform(dA, dB, bytes, s1.ref(), iters)); }, std::max(5, a.reps / 3));
   const double h2d_us = bench::stats(h2d).median, d2h_us = bench::stats(d2h).median, comp_us = bench::stats(comp).median;
   const double pipe_floor = std::max({h2d_us, d2h_us, comp_us});
   std::printf("stage totals: H2D %.0f us, compute %.0f us, D2H %.0f us -> floor %.0f us\n", h2d_us, comp_us, d2h_us, pipe_floor);
 
   // ---- pipeline, pinned ----
+  phase("pipeline (pinned)");
   auto sync_pipeline = [&](const float* src, float* dst) {
     for (int c = 0; c < a.chunks; ++c) {
       size_t off = size_t(c) * C;
@@ -307,6 +315,7 @@ int main(int argc, char** argv) {
     }
   }
   // ---- pipeline, pageable ----
+  phase("pipeline (pageable)");
   {
     const int preps = std::max(5, a.reps / 3);
     std::memset(pdst.data(), 0xFF, bytes);
@@ -318,6 +327,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- await latency ----
+  phase("await latency");
   {
     int* flag = nullptr;
     TRY(cuda_check(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc mapped"));
@@ -329,12 +339,15 @@ int main(int argc, char** argv) {
     auto ns_now = [] {
       return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
     };
+    // The monitor disarms (want: w -> 0) before it publishes the time: the waiter arms the next
+    // round only after it saw the time, so the monitor's last write of a round is always seen_ns.
+    // (Run 20 hung here: disarming after publishing could overwrite the next round's arm.)
     std::thread monitor([&] {
       while (!stop.load(std::memory_order_relaxed)) {
         int w = want.load(std::memory_order_acquire);
-        if (w != 0 && *(volatile int*)flag == w) {
-          seen_ns.store(ns_now(), std::memory_order_release);
-          want.store(0, std::memory_order_release);
+        if (w != 0 && *(volatile int*)flag == w && want.compare_exchange_strong(w, 0, std::memory_order_acq_rel)) {
+          const long long t = ns_now();
+          seen_ns.store(t, std::memory_order_release);
         }
       }
     });
@@ -344,7 +357,12 @@ int main(int argc, char** argv) {
     };
     auto flag_time = [&] {
       long long t;
+      const long long give_up = ns_now() + 10'000'000'000LL;  // 10 s: the 50 us kernel's flag is lost
       while ((t = seen_ns.load(std::memory_order_acquire)) == 0) {
+        if (ns_now() > give_up) {
+          std::fprintf(stderr, "error: await-latency: the kernel's flag was not seen within 10 s (monitor lost it)\n");
+          std::_Exit(3);
+        }
       }
       return t;
     };
@@ -409,6 +427,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- tasks in flight ----
+  phase("tasks in flight");
   {
     std::vector<stream> ss16;
     for (int i = 0; i < 16; ++i) {
@@ -454,6 +473,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- idle reactor CPU ----
+  phase("idle reactor");
   {
     reactor r;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
