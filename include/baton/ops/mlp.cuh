@@ -49,32 +49,38 @@ namespace baton::ops {
 
 namespace mlp_kernels {
 using bf16 = ::cutlass::bfloat16_t;
-using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;
-using GeluConfig = sm90::GemmConfig<
-    Tile, ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>>;
-using DownConfig = sm90::GemmConfig<Tile>;
-using SwiGluConfig = sm90::GemmConfig<Tile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
-static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK,
+// The op's GEMM configurations for a tile of 128 rows x N computed columns x 64-deep k-blocks:
+// GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 192 / 256
+// (plan_mlp's tile_n1 / tile_n2) for GEMMs without edges.
+template <int N>
+using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
+using GeluFusion =
+    ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>;
+template <int N>
+using DownConfigN = sm90::GemmConfig<TileN<N>>;
+template <activation A, int N>
+using UpConfigN = std::conditional_t<A == activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion>,
+                                     sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true>>;
+
+using Tile = TileN<kMlpTileN>;
+using GeluConfig = UpConfigN<activation::gelu, kMlpTileN>;
+using SwiGluConfig = UpConfigN<activation::swiglu, kMlpTileN>;
+using DownConfig = DownConfigN<kMlpTileN>;
+template <activation A>
+using UpConfig = UpConfigN<A, kMlpTileN>;
+using MidGeluConfig = UpConfigN<activation::gelu, kMlpMidTileN>;
+using MidSwiGluConfig = UpConfigN<activation::swiglu, kMlpMidTileN>;
+using MidDownConfig = DownConfigN<kMlpMidTileN>;
+template <activation A>
+using MidUpConfig = UpConfigN<A, kMlpMidTileN>;
+using WideGeluConfig = UpConfigN<activation::gelu, kMlpWideTileN>;
+using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
+using WideDownConfig = DownConfigN<kMlpWideTileN>;
+template <activation A>
+using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
+static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
+                  WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
-template <activation A>
-using UpConfig = std::conditional_t<A == activation::gelu, GeluConfig, SwiGluConfig>;
-// 128x256 tiles for GEMMs without edges and split-K (plan_mlp's tile_n1 / tile_n2 = 256).
-using WideTile = cute::Shape<cute::_128, cute::_256, cute::_64>;
-using WideGeluConfig = sm90::GemmConfig<WideTile, GeluConfig::FusionOp>;
-using WideDownConfig = sm90::GemmConfig<WideTile>;
-using WideSwiGluConfig = sm90::GemmConfig<WideTile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
-static_assert(WideGeluConfig::tile_n == kMlpWideTileN && WideGeluConfig::tile_m == kMlpTileM,
-              "baton::ops::mlp: plan_mlp's wide tile constants must match the kernels");
-template <activation A>
-using WideUpConfig = std::conditional_t<A == activation::gelu, WideGeluConfig, WideSwiGluConfig>;
-// 128x192 tiles, the same way (plan_mlp's tile_n1 / tile_n2 = 192).
-using MidTile = cute::Shape<cute::_128, cute::_192, cute::_64>;
-using MidGeluConfig = sm90::GemmConfig<MidTile, GeluConfig::FusionOp>;
-using MidDownConfig = sm90::GemmConfig<MidTile>;
-using MidSwiGluConfig = sm90::GemmConfig<MidTile, DownConfig::FusionOp, /*SwiGluPairs=*/true>;
-static_assert(MidGeluConfig::tile_n == kMlpMidTileN, "baton::ops::mlp: plan_mlp's mid tile constant must match the kernels");
-template <activation A>
-using MidUpConfig = std::conditional_t<A == activation::gelu, MidGeluConfig, MidSwiGluConfig>;
 
 using KBlock = KBlockPolicy<footprint::GemmA>;
 using Row = RowPolicy<footprint::GemmA>;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../device_test_util.cuh"
+#include "random_bf16.hpp"
 #include "mlp_gemms.cuh"  // bench/: the op's kernel set (OpKernels<A>) over the benchmark's instantiations
 
 using namespace baton;
@@ -38,13 +39,7 @@ namespace {
 template <activation A>
 using TestMlp = ops::Mlp<A, baton_bench::mlp::OpKernels<A>>;
 
-std::vector<bf16> random_bf16(size_t n, uint64_t seed, float scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<bf16> v(n);
-  for (auto& x : v) x = bf16(u(rng) * scale);
-  return v;
-}
+using bt::random_bf16;
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../device_test_util.cuh"
+#include "random_bf16.hpp"
 #include "gemm_test_types.cuh"
 
 using namespace baton;
@@ -33,13 +34,7 @@ namespace {
 
 // ---- host reference and comparisons ----------------------------------------------------------
 
-std::vector<bf16> random_bf16(size_t n, uint64_t seed, float scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<bf16> v(n);
-  for (auto& x : v) x = bf16(u(rng) * scale);
-  return v;
-}
+using bt::random_bf16;
 
 // out[i][j] = alpha * sum_k a[i][k] * b[j][k] (a [m, k], b [n, k]), accumulated in double.
 std::vector<float> reference_gemm(const std::vector<bf16>& a, const std::vector<bf16>& b, int m, int n, int k,
