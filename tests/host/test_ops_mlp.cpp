@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "baton/ops/mlp.hpp"
 
@@ -154,6 +155,30 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_EQ(p4.value().split1, baton::choose_split_k(24, 192, 132));
   EXPECT_EQ(p4.value().gemm2.size(), 48);
   EXPECT_EQ(p4.value().split2, baton::choose_split_k(48, 96, 132));
+}
+
+// The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.
+TEST(OpsMlpTuning, PlanStaysWithinTheMargin) {
+  std::vector<double> med;
+  // Candidate 1 is 1% faster: noise, the plan stays.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100, 101, 99}, {99, 99, 98}}, med), 0u);
+  EXPECT_DOUBLE_EQ(med[0], 100);
+  EXPECT_DOUBLE_EQ(med[1], 99);
+  // Candidate 2 is 5% faster, candidate 1 3%: the fastest wins.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100, 100, 100}, {97, 97, 97}, {95, 95, 95}}, med), 2u);
+  // Medians, not means: one slow round (a clock dip) does not sink a candidate.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100, 100, 100, 100, 100}, {90, 90, 90, 500, 500}}, med), 1u);
+  EXPECT_DOUBLE_EQ(med[1], 90);
+  // Nor does one fast round lift one.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100, 100, 100}, {50, 100, 100}}, med), 0u);
+  // Ties among the faster ones: the earlier candidate.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100}, {90}, {90}}, med), 1u);
+  // A custom margin; no rounds; no candidates.
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100}, {99}}, med, 0.005), 1u);
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{100}, {}}, med), 0u);
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({{}, {100}}, med), 1u);
+  EXPECT_EQ(baton::ops::mlp_tuning_choice({}, med), 0u);
+  EXPECT_TRUE(med.empty());
 }
 
 }  // namespace

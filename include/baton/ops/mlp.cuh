@@ -280,19 +280,9 @@ class Mlp {
         if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(ms[i]->plan_.policy)));
         rounds[i].push_back(us.value());
       }
-    // The planned chain (candidate 0) stays unless another is faster by more than kMargin: run 18
-    // measured candidates within ~1% of each other swapping places between rounds and runs, and a
-    // noise-picked row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph.
-    constexpr double kMargin = 0.02;
-    size_t best_i = 0;
-    std::vector<double> med(ms.size());
+    std::vector<double> med;
+    const size_t best_i = mlp_tuning_choice(rounds, med);
     std::string tried;
-    for (size_t i = 0; i < ms.size(); ++i) {
-      std::sort(rounds[i].begin(), rounds[i].end());
-      med[i] = rounds[i][rounds[i].size() / 2];
-    }
-    for (size_t i = 1; i < ms.size(); ++i)
-      if (med[i] < (1.0 - kMargin) * med[0] && med[i] < med[best_i]) best_i = i;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d %.1f us", tried.empty() ? "" : ", ",

@@ -10,8 +10,11 @@
 //   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 3/2, because ...
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "baton/split_k.hpp"
 #include "baton/status.hpp"
@@ -122,6 +125,27 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
         " waves): on the H200 per-row and per-k-block waits measured slower than two plain launches in a graph "
         "at every M (each GEMM saturates HBM or the tensor cores; docs/mlp.md), so no overlap";
   return mlp_policy::none;
+}
+
+// Which tuning candidate the op keeps (MlpRunOptions::tune): rounds[i] holds candidate i's times
+// (one per interleaved round), candidate 0 is the planned chain. Each candidate's score is its
+// median round (written to `medians`); the planned chain stays unless another candidate's median is
+// more than `margin` below it, and then the fastest such candidate wins (ties: the earlier one).
+// Run 18 measured candidates within ~1% of each other swapping places between rounds and runs, and a
+// noise-picked row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph. Candidates with
+// no rounds score +infinity; with no candidates the answer is 0.
+inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::vector<double>& medians,
+                                double margin = 0.02) {
+  medians.assign(rounds.size(), std::numeric_limits<double>::infinity());
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    if (rounds[i].empty()) continue;
+    std::sort(rounds[i].begin(), rounds[i].end());
+    medians[i] = rounds[i][rounds[i].size() / 2];
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < rounds.size(); ++i)
+    if (medians[i] < (1.0 - margin) * medians[0] && medians[i] < medians[best]) best = i;
+  return best;
 }
 
 // Validates the shape and decides policy and split-K. Errors name the offending extent.
