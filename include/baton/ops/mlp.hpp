@@ -1,5 +1,5 @@
-// baton/ops/mlp.hpp — the plan of a transformer MLP op (host only, no CUDA): which sync policy
-// and which split-K the op uses for a shape, and why. The op itself is baton/ops/mlp.cuh.
+// baton/ops/mlp.hpp — the plan of a transformer MLP op (host only, no CUDA): which sync policy,
+// split-K and tile widths the op uses for a shape, and why. The op itself is baton/ops/mlp.cuh.
 //
 //   GeLU   (GPT-3):  Y = GeLU(X W1^T),              W1 [F, H]
 //   SwiGLU (LLaMA):  Y = SiLU(X Wg^T) * (X Wu^T),   W1 [2F, H], gate/up rows interleaved
@@ -7,7 +7,7 @@
 //
 //   auto plan = baton::ops::plan_mlp({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu}, 132);
 //   if (plan.ok()) std::puts(plan.value().log_line().c_str());
-//   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 3/2, because ...
+//   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 3/2, tiles 128x128/128x128, ...
 #pragma once
 
 #include <algorithm>
@@ -148,7 +148,7 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   return best;
 }
 
-// Validates the shape and decides policy and split-K. Errors name the offending extent.
+// Validates the shape and decides policy, split-K and tile widths. Errors name the offending extent.
 [[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
                            " ffn=" + std::to_string(s.ffn);
