@@ -50,6 +50,8 @@ using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 // GEMM2: plain; plain with griddepcontrol.wait before its loads (PDL baseline); or waiting on a policy.
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a);       // mlp_gemm2_plain.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl.cu
+// ... and the op's PDL form: weights into the pipeline first, then griddepcontrol.wait before Y's loads.
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_weights_first_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl_wf.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a);     // mlp_gemm2_row.cu
 
@@ -100,7 +102,7 @@ struct OpKernels {
   template <class S>
   static baton::result<baton::StageLaunch> down(const S& s, const Args2& a) { return gemm2_launch(s, a); }
   static baton::result<baton::StageLaunch> down_after_grid(const PlainStage& s, const Args2& a) {
-    return gemm2_pdl_wait_launch(s, a);
+    return gemm2_pdl_weights_first_launch(s, a);
   }
   template <class WideUpArgs>
   static baton::result<baton::StageLaunch> up_wide(const PlainStage& s, const WideUpArgs& a) { return gemm1_wide_launch(s, a); }

@@ -3,7 +3,8 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp async sanitize).
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp async sanitize);
+#   BATON_EXTRA="l2sweep" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEST="${DEST:-bench/results/h200/latest}"
@@ -72,6 +73,19 @@ if want mlp && [ -x "$BIN/baton_bench_mlp" ]; then
       [ -f "$t" ] && python3 "$BIN/plot_timeline.py" "$t" "${t%.json}.png" "$(basename "${t%.json}") (H200)" 2>&1 | tee -a "$log"
     done
   fi
+fi
+
+# Opt-in experiments (BATON_EXTRA="l2sweep"): baton-auto at decode M with GEMM1's L2 prefetch of W2
+# at several sizes (each run's tuning log also times the plan without it).
+if [[ " ${BATON_EXTRA:-} " == *" l2sweep "* ]] && [ -x "$BIN/baton_bench_mlp" ]; then
+  for preset in llama gpt3; do
+    for mb in 0 8 48; do
+      step "L2 prefetch sweep: $preset, $mb MB"
+      mkdir -p "$DEST/l2sweep/mb$mb"
+      timeout 120 "$BIN/baton_bench_mlp" --preset "$preset" --m 1,16,64,128,256 --variants baton-auto,cublaslt-graph \
+        --l2-prefetch-mb "$mb" --out-dir "$DEST/l2sweep/mb$mb" 2>&1 | grep -E "baton::ops|baton-auto|cublaslt-graph  " | tee -a "$log"
+    done
+  done
 fi
 
 if want async; then

@@ -181,4 +181,49 @@ TEST(OpsMlpTuning, PlanStaysWithinTheMargin) {
   EXPECT_TRUE(med.empty());
 }
 
+// The L2 prefetch of W2: on for a one-wave `none` chain (decode), off otherwise, and the amount in
+// k-blocks per GEMM2 tile-part (at least 1, at most the longest part).
+TEST(OpsMlpPlan, L2PrefetchOfW2AtDecode) {
+  using baton::ops::mlp_l2_prefetch_kblocks;
+  EXPECT_EQ(mlp_l2_prefetch_kblocks(0, 8192, 2752, 2), 0);
+  // 24 MB over LLaMA's W2 [8192, 2752] in 2 parts: 2 MiB per k-block of every tile-part -> 11.
+  EXPECT_EQ(mlp_l2_prefetch_kblocks(24, 8192, 2752, 2), 11);
+  // More than W2 has: the longest part (ceil(6 / 1)).
+  EXPECT_EQ(mlp_l2_prefetch_kblocks(24, 520, 344, 1), 6);
+  EXPECT_EQ(mlp_l2_prefetch_kblocks(24, 520, 344, 4), 2);
+  // Less than one k-block: one.
+  EXPECT_EQ(mlp_l2_prefetch_kblocks(1, 12288, 6144, 1), 1);
+
+  auto decode = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
+  ASSERT_TRUE(decode.ok());
+  EXPECT_EQ(decode.value().policy, mlp_policy::none);
+  ASSERT_LE(decode.value().gemm1.size() * decode.value().split1, 132);
+  EXPECT_EQ(decode.value().l2_prefetch_mb, baton::ops::kMlpL2PrefetchMb);
+  EXPECT_EQ(decode.value().l2_prefetch_kblocks,
+            mlp_l2_prefetch_kblocks(baton::ops::kMlpL2PrefetchMb, 8192, 2752, decode.value().split2));
+  EXPECT_NE(decode.value().log_line().find("L2 prefetch of W2 " + std::to_string(decode.value().l2_prefetch_kblocks) +
+                                           " k-blocks per tile-part"),
+            std::string::npos)
+      << decode.value().log_line();
+  // Prefill: GEMM1 has many waves, no prefetch.
+  auto prefill = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
+  ASSERT_TRUE(prefill.ok());
+  EXPECT_EQ(prefill.value().l2_prefetch_kblocks, 0);
+  EXPECT_NE(prefill.value().log_line().find("L2 prefetch of W2 off"), std::string::npos);
+  // Waits between the GEMMs: no automatic prefetch; an explicit amount is honoured.
+  baton::ops::MlpOptions row;
+  row.policy = mlp_policy::row;
+  EXPECT_EQ(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row).value().l2_prefetch_kblocks, 0);
+  row.l2_prefetch_mb = 8;
+  EXPECT_GT(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row).value().l2_prefetch_kblocks, 0);
+  baton::ops::MlpOptions off;
+  off.l2_prefetch_mb = 0;
+  EXPECT_EQ(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, off).value().l2_prefetch_kblocks, 0);
+  baton::ops::MlpOptions bad;
+  bad.l2_prefetch_mb = -5;
+  auto r = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("l2_prefetch_mb must be"), std::string::npos) << r.error().message();
+}
+
 }  // namespace

@@ -43,14 +43,21 @@
 // Gemm<Config, Stage, /*GridDependencyWait=*/true>: the kernel-granular PDL baseline (no baton
 // waits). The mainloop's load warp executes griddepcontrol.wait before its first TMA load, as
 // CUTLASS does with CUTLASS_ENABLE_GDC_FOR_SM90, so the GEMM may be PDL-launched behind the GEMM
-// that writes its A. Only for stages without inputs (a baton consumer waits on semaphores instead).
+// that writes its A. Gemm<Config, Stage, true, /*WeightsFirst=*/true>: the same wait before the
+// first load of A only; B (weights) fills the pipeline first (GridDependencyWaits). Only for
+// stages without inputs (a baton consumer waits on semaphores instead).
+//
+// GemmArguments::next_weights: an L2 prefetch of the next GEMM's weights as this one ends
+// (NextWeights), so HBM keeps streaming weights across a decode chain's kernel boundary.
 #pragma once
 
 #if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -127,6 +134,36 @@ struct GemmConfig {
   using FusionArguments = typename BaseEpilogue::FusionCallbacks::Arguments;
 };
 
+// The weights of the GEMM that runs next, for an L2 prefetch at the end of this one
+// (GemmArguments::next_weights). At decode both GEMMs of an MLP stream weights from HBM, and the
+// kernel boundary leaves HBM idle while this grid drains and the next one starts; the prefetch
+// keeps the stream going across it. After issuing its last load, each CTA's producer warp
+// prefetches into L2 (cp.async.bulk.prefetch.L2) the first k_blocks k-blocks of the next GEMM's B
+// for that GEMM's tile-parts j = blockIdx.x, blockIdx.x + gridDim.x, ... (tile column j / split_k,
+// split-K part j % split_k, its k range as Gemm computes it). A hint only: it reads memory no
+// kernel of the chain writes, and it changes no result.
+struct NextWeights {
+  const void* b = nullptr;  // the next GEMM's B [n, k] row-major, 2-byte elements, 16-byte aligned
+  int n = 0, k = 0;         // its extents (k a multiple of 8)
+  int tile_n = 0;           // its tile's columns (B rows per tile)
+  int tile_k = 64;          // its k-block
+  int split_k = 1;          // its split-K parts
+  int k_blocks = 0;         // k-blocks prefetched per tile-part, from the part's first (0: off)
+  // Bytes the prefetch covers (0 when off).
+  constexpr size_t bytes() const {
+    if (k_blocks <= 0 || n <= 0 || k <= 0 || tile_n <= 0 || tile_k <= 0 || split_k <= 0) return 0;
+    const int k_tiles = (k + tile_k - 1) / tile_k;
+    size_t cols = 0;
+    for (int part = 0; part < split_k; ++part) {
+      const int base = k_tiles / split_k, rem = k_tiles % split_k;
+      const int kb0 = part * base + (part < rem ? part : rem), count = base + (part < rem ? 1 : 0);
+      const int c0 = kb0 * tile_k, c1 = std::min(k, (kb0 + std::min(count, k_blocks)) * tile_k);
+      cols += size_t(c1 > c0 ? c1 - c0 : 0);
+    }
+    return cols * size_t(n) * 2;
+  }
+};
+
 // Host arguments of one GEMM.
 template <class Config>
 struct GemmArguments {
@@ -145,6 +182,8 @@ struct GemmArguments {
   void* split_workspace = nullptr;
   // Tests only: each tile's loads start after a pseudo-random delay in [0, this] (0: off).
   uint32_t debug_max_tile_delay_ns = 0;
+  // Optional: prefetch the next GEMM's weights into L2 as this one ends (NextWeights above).
+  NextWeights next_weights{};
 };
 
 // The split-K choice for a shape: baton::choose_split_k (baton/split_k.hpp).
@@ -182,8 +221,9 @@ constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
 
 // ---- the kernel --------------------------------------------------------------------------------
 
-// GridDependencyWait: griddepcontrol.wait in the load warp before the first load (PDL baseline).
-template <class Config, class StageT, bool GridDependencyWait = false>
+// GridDependencyWait: griddepcontrol.wait in the load warp before its first load (PDL form, as
+// CUTLASS does); with WeightsFirst, before its first load of A only, B filling the pipeline first.
+template <class Config, class StageT, bool GridDependencyWait = false, bool WeightsFirst = false>
 struct GemmKernel {
   using Mainloop = WaitingMainloop<typename Config::BaseMainloop>;
   using Epilogue = PostingEpilogue<typename Config::BaseEpilogue>;
@@ -240,6 +280,7 @@ struct GemmKernel {
     float* split_partials = nullptr;
     // SwiGLU pairs: D [m, n / 2] written from registers.
     ::cutlass::bfloat16_t* swiglu_d = nullptr;
+    NextWeights next_weights{};
   };
 
   // Partial tile of one CTA: the fp32 accumulators, stored thread-major in float2 pairs so that
@@ -335,20 +376,28 @@ struct GemmKernel {
       ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
         if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
-        // PDL baseline: A may be written by the previous grid; wait for it to complete (and its
-        // writes to be visible) before any load, as CUTLASS's mainloop producer warp does.
-        if constexpr (GridDependencyWait) device::grid_dependency_wait();
         if constexpr (StageT::num_inputs > 0) {
           StageInputWaits<StageT> waiter{&stage, assignment, k_begin};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
                                    shared_storage.pipelines.mainloop, waiter);
+        } else if constexpr (GridDependencyWait && WeightsFirst) {
+          // PDL: A may be written by the previous grid. B streams into the free slots, then
+          // griddepcontrol.wait (the previous grid complete, its writes visible) before A(0).
+          GridDependencyWaits waiter;
+          collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
+                                   blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
+                                   shared_storage.pipelines.mainloop, waiter);
         } else {
+          // PDL as CUTLASS does it: the previous grid complete before any load.
+          if constexpr (GridDependencyWait) device::grid_dependency_wait();
           NoInputWaits waiter;
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
                                    shared_storage.pipelines.mainloop, waiter);
         }
+        __syncwarp();
+        if (params.next_weights.k_blocks > 0) prefetch_next_weights_(params.next_weights, int(threadIdx.x % 32));
         mainloop_pipe_producer_state.advance(k_tile_count);
         collective_mainloop.load_tail(mainloop_pipeline, mainloop_pipe_producer_state);
       }
@@ -495,6 +544,28 @@ struct GemmKernel {
     }
   }
 
+  // NextWeights: this CTA's share of the next GEMM's B, one cp.async.bulk.prefetch.L2 per row of a
+  // tile-part's first k-blocks, the 32 lanes of the producer warp taking rows in turn.
+  CUTLASS_DEVICE static void prefetch_next_weights_(NextWeights const& nw, int lane) {
+    const int tiles_n = (nw.n + nw.tile_n - 1) / nw.tile_n;
+    const int k_tiles = (nw.k + nw.tile_k - 1) / nw.tile_k;
+    const int parts = tiles_n * nw.split_k;
+    const int k_base = k_tiles / nw.split_k, k_rem = k_tiles % nw.split_k;
+    for (int j = int(blockIdx.x); j < parts; j += int(gridDim.x)) {
+      const int tn = j / nw.split_k, part = j % nw.split_k;
+      const int kb0 = part * k_base + (part < k_rem ? part : k_rem);
+      const int count = k_base + (part < k_rem ? 1 : 0);
+      const int c0 = kb0 * nw.tile_k, c1 = min(nw.k, (kb0 + min(count, nw.k_blocks)) * nw.tile_k);
+      if (c1 <= c0) continue;
+      const uint32_t bytes = uint32_t(c1 - c0) * 2u;  // k % 8 == 0 and c0 % 64 == 0: a multiple of 16
+      const int r1 = min(nw.n, (tn + 1) * nw.tile_n);
+      for (int r = tn * nw.tile_n + lane; r < r1; r += 32) {
+        const char* p = static_cast<const char*>(nw.b) + (size_t(r) * size_t(nw.k) + size_t(c0)) * 2;
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+      }
+    }
+  }
+
   // Pseudo-random per (tile, epoch), so every run of a test sees a different interleaving.
   CUTLASS_DEVICE static void debug_delay_(uint32_t max_ns, Assignment const& a) {
     uint32_t h = uint32_t(a.position) * 0x9E3779B1u ^ (a.epoch + 0x7F4A7C15u) * 0x85EBCA77u;
@@ -523,10 +594,10 @@ concept has_gemm_a_footprint = requires(P const& p) {
 };
 }  // namespace detail
 
-template <class Config, class StageT, bool GridDependencyWait = false>
+template <class Config, class StageT, bool GridDependencyWait = false, bool WeightsFirst = false>
 class Gemm {
  public:
-  using Kernel = GemmKernel<Config, StageT, GridDependencyWait>;
+  using Kernel = GemmKernel<Config, StageT, GridDependencyWait, WeightsFirst>;
   using Params = typename Kernel::Params;
   using Arguments = GemmArguments<Config>;
   static constexpr size_t smem_bytes = size_t(Kernel::SharedStorageSize);
@@ -551,6 +622,18 @@ class Gemm {
                                                 " must be in [1, " + std::to_string(ceil_div(args.k, Config::tile_k)) +
                                                 "] (the number of " + std::to_string(Config::tile_k) +
                                                 "-wide k-blocks)");
+    if (const NextWeights& nw = args.next_weights; nw.k_blocks != 0) {
+      const std::string what = "sm90 GEMM " + dims + ": next_weights (L2 prefetch of the next GEMM's B, n=" +
+                               std::to_string(nw.n) + " k=" + std::to_string(nw.k) + ")";
+      if (nw.k_blocks < 0 || nw.b == nullptr || misaligned(nw.b))
+        return status(errc::invalid_argument, what + ": k_blocks must be >= 0 and b non-null and 16-byte aligned");
+      if (nw.n < 1 || nw.k < 1 || nw.k % 8 != 0 || nw.tile_n < 1 || nw.tile_k < 8 || nw.tile_k % 8 != 0)
+        return status(errc::invalid_argument, what + ": needs n, k >= 1, k a multiple of 8, tile_n >= 1 and "
+                                                     "tile_k a multiple of 8");
+      if (nw.split_k < 1 || nw.split_k > ceil_div(nw.k, nw.tile_k))
+        return status(errc::invalid_argument, what + ": split_k=" + std::to_string(nw.split_k) + " must be in [1, " +
+                                                  std::to_string(ceil_div(nw.k, nw.tile_k)) + "]");
+    }
     if (args.split_k > 1 && (args.split_workspace == nullptr || misaligned(args.split_workspace)))
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": split_k=" + std::to_string(args.split_k) +
                                                 " needs a 16-byte aligned split_workspace of split_workspace_bytes() = " +
@@ -581,6 +664,7 @@ class Gemm {
     p.epilogue = Kernel::Epilogue::to_underlying_arguments(shape, epilogue_args_(args), nullptr);
     p.stage = stage;
     p.debug_max_tile_delay_ns = args.debug_max_tile_delay_ns;
+    p.next_weights = args.next_weights;
     p.split_k = args.split_k;
     if (args.split_k > 1) {
       auto* base = static_cast<unsigned char*>(args.split_workspace);

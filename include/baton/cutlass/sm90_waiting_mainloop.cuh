@@ -51,6 +51,23 @@ struct NoInputWaits {
   CUTLASS_DEVICE void fence_for_tma_reads() {}
 };
 
+// A stage without inputs that is PDL-launched behind the grid that writes its A (the kernel-granular
+// baseline and baton::ops::mlp's `none` policy at decode): A(0) waits for griddepcontrol.wait, the
+// previous grid's completion; B, the weights, which no grid of the chain writes, streams into
+// every free pipeline slot first, so a CTA that starts while the previous grid drains already
+// has a pipeline of weights in flight. griddepcontrol.wait makes the previous grid's writes
+// visible to this grid's loads, TMA included (CUTLASS issues its TMA right after it too).
+struct GridDependencyWaits {
+  static constexpr bool enabled = true;
+  bool done = false;
+  CUTLASS_DEVICE bool ready(int) { return done; }
+  CUTLASS_DEVICE void wait(int) {
+    device::grid_dependency_wait();
+    done = true;
+  }
+  CUTLASS_DEVICE void fence_for_tma_reads() {}
+};
+
 namespace detail {
 template <class P>
 concept k_local_policy = requires(P const& p) {

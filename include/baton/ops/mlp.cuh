@@ -101,9 +101,10 @@ struct Inline {
   static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) {
     return sm90::Gemm<DownConfig, S>::make_launch(s, a);
   }
-  // GEMM2 without semaphores, PDL-launched: griddepcontrol.wait before its first load.
+  // GEMM2 without semaphores, PDL-launched: its weights fill the pipeline, then griddepcontrol.wait
+  // before its first load of Y.
   static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
-    return sm90::Gemm<DownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
+    return sm90::Gemm<DownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
   }
   // 128x256 tiles, no edges.
   static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
@@ -140,10 +141,11 @@ struct MlpRunOptions {
   TileEvent* trace2 = nullptr;
   // Per-shape tuning (with plan.policy automatic): create() times a few candidate plans on `stream`
   // with the given tensors (it overwrites y and z) and keeps the fastest: the planned one (none),
-  // none row-major, none with the other tile widths, and per-row waits with 1-row, 2-row and
-  // planned tile bands. After ~50 ms of warm-up passes (the GPU settles at its sustained clock),
-  // tune_iters timed passes each, in 5 interleaved rounds (median round); the planned chain is
-  // kept unless another is more than 2% faster. CUDA events, per-event synchronization only.
+  // none row-major, none with the other tile widths, the planned one without its L2 prefetch of
+  // W2, and per-row waits with 1-row, 2-row and planned tile bands. After ~50 ms of warm-up passes
+  // (the GPU settles at its sustained clock), tune_iters timed passes each, in 5 interleaved rounds
+  // (median round); the planned chain is kept unless another is more than 2% faster. CUDA events,
+  // per-event synchronization only.
   bool tune = false;
   int tune_iters = 40;
 };
@@ -230,6 +232,7 @@ class Mlp {
       mlp_policy policy;
       int group_m;
       int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's rule
+      int l2_mb = -1;                // -1: the caller's (or the plan's rule)
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -242,6 +245,8 @@ class Mlp {
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
+    // The planned chain without its L2 prefetch of W2.
+    if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -251,7 +256,8 @@ class Mlp {
       bool dup = false;  // group_m 2 == planned group, ...
       for (const Candidate& d : cands) {
         if (&d == &c) break;
-        dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 && d.tile_n2 == c.tile_n2);
+        dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
+                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -261,6 +267,7 @@ class Mlp {
       co.plan.group_m = c.group_m;
       co.plan.tile_n1 = c.policy == mlp_policy::none ? c.tile_n1 : kMlpTileN;
       co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
+      if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       ms.push_back(std::move(m.value()));
@@ -284,9 +291,12 @@ class Mlp {
     const size_t best_i = mlp_tuning_choice(rounds, med);
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d %.1f us", tried.empty() ? "" : ", ",
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m, ms[i]->plan_.tile_n1, ms[i]->plan_.tile_n2,
+                    ms[i]->plan_.l2_prefetch_kblocks > 0
+                        ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
+                        : "",
                     med[i]);
       tried += buf;
     }
@@ -317,6 +327,11 @@ class Mlp {
     WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     mid_up.split_k = wide_up.split_k = plan_.split1;
     mid_down.split_k = wide_down.split_k = plan_.split2;
+    // GEMM1 prefetches the first k-blocks of W2's tile-parts into L2 as it ends (plan_mlp).
+    sm90::NextWeights next{};
+    if (plan_.l2_prefetch_kblocks > 0)
+      next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
+    up.next_weights = mid_up.next_weights = wide_up.next_weights = next;
     // The split-K workspace of the tile shape each GEMM runs with.
     const size_t sw1_bytes = wide1  ? sm90::split_workspace_bytes(wide_up)
                              : mid1 ? sm90::split_workspace_bytes(mid_up)
@@ -374,8 +389,9 @@ class Mlp {
       case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::KBlock{g1, fp})); break;
       case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::Row{g1, fp})); break;
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
-        // GEMM1 in one wave (decode): GEMM2 PDL-launched, waiting with griddepcontrol.wait before
-        // its loads, so its launch and prologue overlap GEMM1's end (measured 1-2 us faster);
+        // GEMM1 in one wave (decode): GEMM2 PDL-launched, loading its weights and then waiting with
+        // griddepcontrol.wait before its loads of Y, so its launch, prologue and first weight
+        // loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster);
         // more waves: two plain launches (PDL measured 0-4% slower there). The wide GEMM2 has no
         // PDL-waiting instantiation: two plain launches.
         const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && w2 == kMlpTileN;

@@ -56,6 +56,10 @@ struct MlpOptions {
   // Tile width (computed columns) of GEMM1 / GEMM2: 128, 192 or 256 (192 and 256: policy none
   // only; with split-K chosen over their own tiles); 0: mlp_tile_width.
   int tile_n1 = 0, tile_n2 = 0;
+  // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
+  // k-blocks of every GEMM2 tile-part), so the weight stream continues across the kernel boundary.
+  // -1: mlp_l2_prefetch_mb; 0: off.
+  int l2_prefetch_mb = -1;
 };
 
 // The tile order of both GEMMs, Grouped{group_m}: bands of group_m rows of tiles walked column by
@@ -93,12 +97,34 @@ inline int mlp_tile_width(int rows, int n, int split, int sms) {
   return best;
 }
 
+// The automatic L2 prefetch of W2 (MlpOptions::l2_prefetch_mb), in MB: kMlpL2PrefetchMb when GEMM1
+// runs in one wave with policy none (decode: both GEMMs stream weights from HBM, GEMM2 is
+// PDL-launched behind GEMM1), else 0 (more waves: GEMM1's tiles reuse weights from L2 and the
+// boundary is a smaller share of the time).
+inline constexpr int kMlpL2PrefetchMb = 24;
+inline int mlp_l2_prefetch_mb(bool policy_none, int64_t gemm1_ctas, int sms) {
+  return policy_none && gemm1_ctas <= int64_t(sms) ? kMlpL2PrefetchMb : 0;
+}
+
+// k-blocks per GEMM2 tile-part that `mb` megabytes of prefetch cover (0 for mb <= 0; at least 1
+// and at most the longest part otherwise): one k-block of every tile-part is n2 x split2 x tile_k
+// bf16 values.
+inline int mlp_l2_prefetch_kblocks(int mb, int n2, int k2, int split2) {
+  if (mb <= 0 || n2 < 1 || k2 < 1 || split2 < 1) return 0;
+  const int64_t per_kblock = int64_t(n2) * split2 * kMlpTileK * 2;
+  const int longest = ceil_div(ceil_div(k2, kMlpTileK), split2);
+  const int64_t kb = int64_t(mb) * 1000000 / per_kblock;
+  return int(std::clamp<int64_t>(kb, 1, longest));
+}
+
 struct MlpPlan {
   MlpShape shape{};
   mlp_policy policy = mlp_policy::row;
   int split1 = 1, split2 = 1;
   int group_m = 1;
   int tile_n1 = kMlpTileN, tile_n2 = kMlpTileN;  // computed columns per tile of GEMM1 / GEMM2
+  int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
+  int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
@@ -106,7 +132,9 @@ struct MlpPlan {
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
            ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles 128x" +
            std::to_string(tile_n1) + "/128x" + std::to_string(tile_n2) + ", tile order Grouped{" +
-           std::to_string(group_m) + "}, because " + reason;
+           std::to_string(group_m) + "}, L2 prefetch of W2 " +
+           (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
+           ", because " + reason;
   }
 };
 
@@ -159,6 +187,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
                                            ": hidden and ffn must be multiples of 8 (the GEMMs' TMA needs 16-byte "
                                            "rows); pad the weights with zero rows/columns");
   if (sms < 1) return status(errc::invalid_argument, "baton::ops::mlp: sms must be >= 1, got " + std::to_string(sms));
+  if (opt.l2_prefetch_mb < -1 || opt.l2_prefetch_mb > 4096)
+    return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be -1 (automatic), 0 (off) or up to "
+                                          "4096, got " + std::to_string(opt.l2_prefetch_mb));
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   for (int t : {opt.tile_n1, opt.tile_n2})
@@ -197,6 +228,10 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
+  p.l2_prefetch_mb = opt.l2_prefetch_mb >= 0
+                         ? opt.l2_prefetch_mb
+                         : mlp_l2_prefetch_mb(p.policy == mlp_policy::none, p.gemm1.size() * int64_t(p.split1), sms);
+  p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
   return p;
 }
 

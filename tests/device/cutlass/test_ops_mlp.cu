@@ -8,8 +8,9 @@
 //   * 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
+//   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, the planned amount, off;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
-//   * shape errors reported by create() before anything runs.
+//   * shape and argument errors reported by create() / can_implement before anything runs.
 // Each case runs the op 5 times, Z NaN-poisoned before every run, and compares Z with an fp64 CPU
 // reference of bf16(act(X W1^T)) W2^T: relative (Frobenius) error < 1e-2 and every element within
 // 2e-2 * max|Zref| (a stale or unwritten tile of Y shows as NaN or as a large error).
@@ -121,6 +122,8 @@ struct Case {
   bool tune = false;
   int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's
   int expect_n1 = 0, expect_n2 = 0;  // the plan's tile widths, where the case checks them
+  int l2_mb = -1;      // MlpOptions::l2_prefetch_mb (-1: the plan's rule)
+  int expect_pf = -1;  // the plan's L2 prefetch k-blocks (-1: not checked, -2: > 0)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -164,6 +167,7 @@ void OpsMlp::run_case(const Case& c) {
   o.tune_iters = 3;
   o.plan.tile_n1 = c.tile_n1;
   o.plan.tile_n2 = c.tile_n2;
+  o.plan.l2_prefetch_mb = c.l2_mb;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -176,6 +180,8 @@ void OpsMlp::run_case(const Case& c) {
   if (c.tile_n2 > 0) EXPECT_EQ(plan.tile_n2, c.tile_n2);
   if (c.expect_n1 > 0) EXPECT_EQ(plan.tile_n1, c.expect_n1) << plan.log_line();
   if (c.expect_n2 > 0) EXPECT_EQ(plan.tile_n2, c.expect_n2) << plan.log_line();
+  if (c.expect_pf >= 0) EXPECT_EQ(plan.l2_prefetch_kblocks, c.expect_pf) << plan.log_line();
+  if (c.expect_pf == -2) EXPECT_GT(plan.l2_prefetch_kblocks, 0) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -274,6 +280,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_wide_mid_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 256, 192},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
+        // GEMM1 prefetching W2 into L2 as it ends: part of W2 (1 MB = 3 k-blocks of each of the
+        // 2 x 8 tile-parts), the planned amount at decode (`none`, one wave: the PDL path whose
+        // GEMM2 loads its weights before griddepcontrol.wait), off, and with wide GEMM2 tiles
+        Case{"gelu_none_pf1mb_split2_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3},
+        Case{"swiglu_none_pfauto_m17_h1024_f2048", S, 17, 1024, 2048, None, 0, 0, 0, 0, false, 0, 0, 0, 0, -1, -2},
+        Case{"swiglu_none_pfoff_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0},
+        Case{"gelu_none_pf2mb_wide2_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 256, 0, 0, 2, -2},
         // per-shape tuning keeps a correct plan
         Case{"gelu_tuned_m1000", G, 1000, 520, 344, Auto, 0, 0, 0, 0, true},
         Case{"swiglu_tuned_m200_h1024_f2048", S, 200, 1024, 2048, Auto, 0, 0, 0, 0, true}),
@@ -312,6 +325,55 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   auto r5 = TestMlp<G>::create({4, 128, 64, G}, {p, p, p, p, nullptr}, stream);
   ASSERT_FALSE(r5.ok());
   EXPECT_NE(msg(r5).find("gemm2"), std::string::npos) << msg(r5);
+  // An L2 prefetch amount out of range.
+  ops::MlpRunOptions o6;
+  o6.plan.l2_prefetch_mb = -2;
+  auto r6 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o6);
+  ASSERT_FALSE(r6.ok());
+  EXPECT_NE(msg(r6).find("l2_prefetch_mb must be"), std::string::npos) << msg(r6);
+}
+
+// GemmArguments::next_weights is checked with the GEMM's other arguments, and its size is what the
+// kernel prefetches.
+TEST_F(OpsMlpErrors, NextWeightsChecked) {
+  using Cfg = ops::mlp_kernels::GeluConfig;
+  using G1 = sm90::Gemm<Cfg, ops::mlp_kernels::PlainStage>;
+  auto buf = bt::dev_alloc<bf16>(1 << 16);
+  ASSERT_TRUE(buf);
+  bf16* p = buf.get();
+  sm90::GemmArguments<Cfg> a{4, 128, 128, p, p, p};
+  a.next_weights = {p, 128, 128, 128, 64, 1, 2};
+  {
+    const status st = G1::can_implement(a);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+  }
+  EXPECT_EQ(a.next_weights.bytes(), size_t(128) * 128 * 2);
+  a.next_weights.k_blocks = 1;
+  EXPECT_EQ(a.next_weights.bytes(), size_t(128) * 64 * 2);
+  a.next_weights.split_k = 2;  // each of the 2 parts: its first k-block
+  EXPECT_EQ(a.next_weights.bytes(), size_t(128) * 128 * 2);
+  auto fails_with = [&](const char* what) {
+    const status st = G1::can_implement(a);
+    EXPECT_FALSE(st.ok()) << what;
+    EXPECT_NE(st.to_string().find(what), std::string::npos) << st.to_string();
+  };
+  a.next_weights.split_k = 3;
+  fails_with("split_k=3 must be in [1, 2]");
+  a.next_weights.split_k = 1;
+  a.next_weights.k = 100;
+  fails_with("k a multiple of 8");
+  a.next_weights.k = 128;
+  a.next_weights.b = nullptr;
+  fails_with("b non-null");
+  a.next_weights.b = p;
+  a.next_weights.k_blocks = -1;
+  fails_with("k_blocks must be >= 0");
+  a.next_weights.k_blocks = 0;  // off: nothing else is looked at
+  a.next_weights.b = nullptr;
+  {
+    const status st = G1::can_implement(a);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+  }
 }
 
 }  // namespace
