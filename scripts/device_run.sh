@@ -4,7 +4,7 @@
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
 #   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp async sanitize);
-#   BATON_EXTRA="l2sweep" adds opt-in experiments.
+#   BATON_EXTRA="l2sweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEST="${DEST:-bench/results/h200/latest}"
@@ -85,6 +85,22 @@ if [[ " ${BATON_EXTRA:-} " == *" l2sweep "* ]] && [ -x "$BIN/baton_bench_mlp" ];
       timeout 120 "$BIN/baton_bench_mlp" --preset "$preset" --m 1,16,64,128,256 --variants baton-auto,cublaslt-graph \
         --l2-prefetch-mb "$mb" --out-dir "$DEST/l2sweep/mb$mb" 2>&1 | grep -E "baton::ops|baton-auto|cublaslt-graph  " | tee -a "$log"
     done
+  done
+fi
+
+# BATON_EXTRA="ncu": Nsight Compute sections (speed of light, memory, compute) of the baton-GEMM kernels
+# (cutlass-stream: the op's GEMMs without hooks) and cuBLASLt's, one MLP pass each, at decode and at
+# M = 128. The clocks are left alone (--clock-control none).
+if [[ " ${BATON_EXTRA:-} " == *" ncu "* ]] && [ -x "$BIN/baton_bench_mlp" ] && command -v ncu >/dev/null 2>&1; then
+  for cfg in "llama 1" "llama 128" "gpt3 128"; do
+    set -- $cfg
+    step "ncu: $1 m=$2"
+    mkdir -p "$DEST/ncu"
+    timeout 120 ncu --clock-control none --launch-count 40 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section ComputeWorkloadAnalysis --csv --page details --log-file "$DEST/ncu/ncu-$1-m$2.csv" \
+      "$BIN/baton_bench_mlp" --preset "$1" --m "$2" --variants cutlass-stream,cublaslt-graph --reps 1 --warmup 0 \
+      --iters-per-graph 1 --check-rows 1 --out-dir "$DEST/ncu/out-$1-m$2" > "$DEST/ncu/bench-$1-m$2.log" 2>&1
+    echo "ncu exit $? ($(wc -l < "$DEST/ncu/ncu-$1-m$2.csv" 2>/dev/null || echo 0) lines)" | tee -a "$log"
   done
 fi
 
