@@ -4,7 +4,7 @@
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
 #   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp async sanitize);
-#   BATON_EXTRA="l2sweep ncu" adds opt-in experiments.
+#   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEST="${DEST:-bench/results/h200/latest}"
@@ -84,6 +84,22 @@ if [[ " ${BATON_EXTRA:-} " == *" l2sweep "* ]] && [ -x "$BIN/baton_bench_mlp" ];
       mkdir -p "$DEST/l2sweep/mb$mb"
       timeout 120 "$BIN/baton_bench_mlp" --preset "$preset" --m 1,16,64,128,256 --variants baton-auto,cublaslt-graph \
         --l2-prefetch-mb "$mb" --out-dir "$DEST/l2sweep/mb$mb" 2>&1 | grep -E "baton::ops|baton-auto|cublaslt-graph  " | tee -a "$log"
+    done
+  done
+fi
+
+# BATON_EXTRA="msweep": the baton GEMMs without hooks around M = 64..128, where the time grows fastest:
+# m = 64 -> 65 doubles A's TMA box (64 -> 128 rows) and wakes the second MMA warp group; 65 -> 128 only
+# adds rows to the split-K partials and the epilogue. Also the split-K choice at m = 128.
+if [[ " ${BATON_EXTRA:-} " == *" msweep "* ]] && [ -x "$BIN/baton_bench_mlp" ]; then
+  for preset in llama gpt3; do
+    step "M sweep: $preset"
+    mkdir -p "$DEST/msweep"
+    timeout 120 "$BIN/baton_bench_mlp" --preset "$preset" --m 32,64,65,96,128 --variants cutlass-graph,cublaslt-graph \
+      --out-dir "$DEST/msweep" 2>&1 | grep -E "cutlass-graph  |cublaslt-graph  |split-K parts" | tee -a "$log"
+    for sk in 1,1 2,2 4,4; do
+      timeout 120 "$BIN/baton_bench_mlp" --preset "$preset" --m 128 --variants cutlass-graph --split-k "$sk" \
+        --out-dir "$DEST/msweep/split$sk" 2>&1 | grep -E "cutlass-graph  |split-K parts" | tee -a "$log"
     done
   done
 fi
