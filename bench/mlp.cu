@@ -93,7 +93,8 @@ struct Args {
   bool swiglu = false;
   int split1 = 0, split2 = 0;  // 0: sm90::choose_split_k per shape
   int group_m = 0;             // 0: baton::ops::mlp_group_m per shape
-  int l2_prefetch_mb = -1;     // baton-auto's L2 prefetch of W2 (-1: the op's rule)
+  int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
+  int swap_gemm2 = -1;         // baton-auto's swapped GEMM2 (-1: the op's rule)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -107,7 +108,8 @@ struct Args {
 void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
-      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb auto|MB] [--reps R]\n"
+      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 auto|0|1]\n"
+      "                       [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -125,8 +127,10 @@ void usage() {
       "                       baton::sm90::choose_split_k for the shape and the SM count)\n"
       "  --group-m auto|G     tile order baton::Grouped{G} of both GEMMs for every baton-GEMM variant (1: row-major;\n"
       "                       default auto: baton::ops::mlp_group_m)\n"
-      "  --l2-prefetch-mb auto|MB  megabytes of W2 that baton-auto's GEMM1 prefetches into L2 as it ends (0: off;\n"
-      "                       default auto: baton::ops::mlp_l2_prefetch_mb). Its tuning also times the plan without it\n"
+      "  --l2-prefetch-mb MB  megabytes of W2 that baton-auto's GEMM1 prefetches into L2 as it ends (default 0: off);\n"
+      "                       its tuning also times the plan without it\n"
+      "  --swap-gemm2 auto|0|1  baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default auto: baton::ops::mlp_swap_gemm2,\n"
+      "                       m <= 32); its tuning also times the plan without it\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -201,8 +205,10 @@ bool parse(int argc, char** argv, Args& a) {
       if (std::string(v) == "auto") a.group_m = 0;
       else if (!int_opt(1, 1 << 20, a.group_m)) return false;
     } else if (k == "--l2-prefetch-mb") {
-      if (std::string(v) == "auto") a.l2_prefetch_mb = -1;
-      else if (!int_opt(0, 4096, a.l2_prefetch_mb)) return false;
+      if (!int_opt(0, 4096, a.l2_prefetch_mb)) return false;
+    } else if (k == "--swap-gemm2") {
+      if (std::string(v) == "auto") a.swap_gemm2 = -1;
+      else if (!int_opt(0, 1, a.swap_gemm2)) return false;
     } else if (k == "--split-k") {
       const std::string sk = v;
       if (sk == "auto") {
@@ -790,6 +796,7 @@ struct OpMlp {
     o.plan.split2 = a.split2;
     o.plan.group_m = a.group_m;
     o.plan.l2_prefetch_mb = a.l2_prefetch_mb;
+    o.plan.swap_gemm2 = a.swap_gemm2;
     o.watchdog_ns = kWatchdogNs;
     o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
@@ -1036,7 +1043,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                            : on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2)
                                            : "-"},
                {"tiles", v.name == "baton-auto" && (op->gelu || op->swiglu)
-                             ? "128x" + std::to_string(op->plan().tile_n1) + "/128x" + std::to_string(op->plan().tile_n2)
+                             ? "128x" + std::to_string(op->plan().tile_n1) +
+                                   (op->plan().swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
+                                                          : "/128x" + std::to_string(op->plan().tile_n2))
                          : v.name == "cutlass-wide-graph"  ? "128x256/128x256"
                          : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
                          : on_baton_gemm                   ? "128x128/128x128"

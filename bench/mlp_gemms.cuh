@@ -76,6 +76,11 @@ using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
+// The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL weights-first.
+using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
+using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a);      // mlp_swap_gemm2.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a);  // mlp_swap_gemm2_pdl.cu
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
 // Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
@@ -110,6 +115,10 @@ struct OpKernels {
   template <class MidUpArgs>
   static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
   static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_swapped_after_grid(const PlainStage& s, const SwapArgs2& a) {
+    return gemm2_swap_pdl_launch(s, a);
+  }
 };
 
 }  // namespace baton_bench::mlp

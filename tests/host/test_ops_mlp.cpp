@@ -38,7 +38,12 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p.value().gemm1.m, (m + 127) / 128);
     EXPECT_EQ(p.value().gemm1.n, (2 * 344 + 127) / 128);  // SwiGLU computes 2F columns
-    EXPECT_EQ(p.value().gemm2.n, (1032 + 127) / 128);
+    if (p.value().swap_gemm2) {  // m <= 32: hidden tiles x token tiles
+      EXPECT_EQ(p.value().gemm2.m, (1032 + 127) / 128);
+      EXPECT_EQ(p.value().gemm2.n, (m + baton::ops::kMlpSwapTileN - 1) / baton::ops::kMlpSwapTileN);
+    } else {
+      EXPECT_EQ(p.value().gemm2.n, (1032 + 127) / 128);
+    }
   }
 }
 
@@ -98,7 +103,8 @@ TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
     EXPECT_EQ(p.value().tile_n2, w.t2) << "m=" << w.m << " " << to_string(w.act);
     const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
     EXPECT_EQ(p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
-    EXPECT_EQ(p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
+    EXPECT_EQ(p.value().swap_gemm2, w.m <= baton::ops::kMlpSwapTileN) << "m=" << w.m;
+    EXPECT_EQ(p.value().swap_gemm2 ? p.value().gemm2.m : p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
     if (w.t1 != 128) EXPECT_EQ(p.value().split1, 1);
     if (w.t2 != 128) EXPECT_EQ(p.value().split2, 1);
   }
@@ -181,9 +187,9 @@ TEST(OpsMlpTuning, PlanStaysWithinTheMargin) {
   EXPECT_TRUE(med.empty());
 }
 
-// The L2 prefetch of W2: on for a one-wave `none` chain (decode), off otherwise, and the amount in
-// k-blocks per GEMM2 tile-part (at least 1, at most the longest part).
-TEST(OpsMlpPlan, L2PrefetchOfW2AtDecode) {
+// The L2 prefetch of W2: off unless asked for (it measured slower at decode, run 21), and the amount
+// in k-blocks per GEMM2 tile-part (at least 1, at most the longest part).
+TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
   using baton::ops::mlp_l2_prefetch_kblocks;
   EXPECT_EQ(mlp_l2_prefetch_kblocks(0, 8192, 2752, 2), 0);
   // 24 MB over LLaMA's W2 [8192, 2752] in 2 parts: 2 MiB per k-block of every tile-part -> 11.
@@ -196,34 +202,69 @@ TEST(OpsMlpPlan, L2PrefetchOfW2AtDecode) {
 
   auto decode = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
   ASSERT_TRUE(decode.ok());
-  EXPECT_EQ(decode.value().policy, mlp_policy::none);
-  ASSERT_LE(decode.value().gemm1.size() * decode.value().split1, 132);
-  EXPECT_EQ(decode.value().l2_prefetch_mb, baton::ops::kMlpL2PrefetchMb);
-  EXPECT_EQ(decode.value().l2_prefetch_kblocks,
-            mlp_l2_prefetch_kblocks(baton::ops::kMlpL2PrefetchMb, 8192, 2752, decode.value().split2));
-  EXPECT_NE(decode.value().log_line().find("L2 prefetch of W2 " + std::to_string(decode.value().l2_prefetch_kblocks) +
-                                           " k-blocks per tile-part"),
+  EXPECT_EQ(decode.value().l2_prefetch_kblocks, 0);
+  EXPECT_NE(decode.value().log_line().find("L2 prefetch of W2 off"), std::string::npos) << decode.value().log_line();
+  baton::ops::MlpOptions on;
+  on.l2_prefetch_mb = 24;
+  on.swap_gemm2 = 0;
+  auto asked = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_EQ(asked.value().l2_prefetch_kblocks, mlp_l2_prefetch_kblocks(24, 8192, 2752, asked.value().split2));
+  EXPECT_NE(asked.value().log_line().find("L2 prefetch of W2 " + std::to_string(asked.value().l2_prefetch_kblocks) +
+                                          " k-blocks per tile-part"),
             std::string::npos)
-      << decode.value().log_line();
-  // Prefill: GEMM1 has many waves, no prefetch.
-  auto prefill = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
-  ASSERT_TRUE(prefill.ok());
-  EXPECT_EQ(prefill.value().l2_prefetch_kblocks, 0);
-  EXPECT_NE(prefill.value().log_line().find("L2 prefetch of W2 off"), std::string::npos);
-  // Waits between the GEMMs: no automatic prefetch; an explicit amount is honoured.
-  baton::ops::MlpOptions row;
-  row.policy = mlp_policy::row;
-  EXPECT_EQ(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row).value().l2_prefetch_kblocks, 0);
-  row.l2_prefetch_mb = 8;
-  EXPECT_GT(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row).value().l2_prefetch_kblocks, 0);
-  baton::ops::MlpOptions off;
-  off.l2_prefetch_mb = 0;
-  EXPECT_EQ(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, off).value().l2_prefetch_kblocks, 0);
+      << asked.value().log_line();
   baton::ops::MlpOptions bad;
-  bad.l2_prefetch_mb = -5;
+  bad.l2_prefetch_mb = -1;
   auto r = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message().find("l2_prefetch_mb must be"), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find("l2_prefetch_mb must be 0 (off) to 4096"), std::string::npos) << r.error().message();
+}
+
+// The swapped GEMM2 (W2 x Y^T in 128 x kMlpSwapTileN tiles): automatic at m <= 32 with policy none
+// and 128-wide GEMM2 tiles; its grid counts hidden tiles x token tiles, with its own split-K.
+TEST(OpsMlpPlan, SwappedGemm2AtDecode) {
+  using baton::ops::kMlpSwapTileN;
+  EXPECT_TRUE(baton::ops::mlp_swap_gemm2(1, true, 128));
+  EXPECT_TRUE(baton::ops::mlp_swap_gemm2(kMlpSwapTileN, true, 128));
+  EXPECT_FALSE(baton::ops::mlp_swap_gemm2(kMlpSwapTileN + 1, true, 128));
+  EXPECT_FALSE(baton::ops::mlp_swap_gemm2(1, false, 128));
+  EXPECT_FALSE(baton::ops::mlp_swap_gemm2(1, true, 256));
+
+  auto d = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d.value().swap_gemm2);
+  EXPECT_EQ(d.value().gemm2.m, 64);  // 8192 / 128 hidden tiles
+  EXPECT_EQ(d.value().gemm2.n, 1);   // one tile of 32 tokens
+  EXPECT_EQ(d.value().split2, baton::choose_split_k(64, 43, 132));
+  EXPECT_NE(d.value().log_line().find("swapped 128x32 (W2 x Y^T)"), std::string::npos) << d.value().log_line();
+  // M = 64: the plain GEMM2.
+  auto p = plan_mlp(MlpShape{64, 8192, 2752, activation::swiglu}, 132);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p.value().swap_gemm2);
+  EXPECT_EQ(p.value().gemm2.m, 1);
+  // Forced on at m = 200: 7 token tiles.
+  baton::ops::MlpOptions on;
+  on.swap_gemm2 = 1;
+  auto f = plan_mlp(MlpShape{200, 520, 344, activation::gelu}, 132, on);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f.value().swap_gemm2);
+  EXPECT_EQ(f.value().gemm2.m, 5);
+  EXPECT_EQ(f.value().gemm2.n, 7);
+  // Forced on with waits, or with wide GEMM2 tiles: rejected with the reason.
+  on.policy = mlp_policy::row;
+  auto w = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().code(), baton::errc::not_supported);
+  EXPECT_NE(w.error().message().find("needs policy none"), std::string::npos) << w.error().message();
+  baton::ops::MlpOptions wide;
+  wide.swap_gemm2 = 1;
+  wide.policy = mlp_policy::none;
+  wide.tile_n2 = 256;
+  EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, wide).ok());
+  baton::ops::MlpOptions bad;
+  bad.swap_gemm2 = 2;
+  EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad).ok());
 }
 
 }  // namespace

@@ -39,6 +39,9 @@
 // (reduced in a workspace by the last part, which alone posts); for m <= 64 A's TMA box is
 // shortened and the MMA warp group of the all-padding upper half skips its GMMAs.
 // GemmConfig<Tile, FusionOp, /*SwiGluPairs=*/true>: SiLU(gate) * up over interleaved weights.
+// GemmConfig<Tile, FusionOp, false, cutlass::layout::ColumnMajor>: D [m, n] column-major, i.e. the
+// swapped form of a decode GEMM: m = the weights' rows, n = the tokens, A = the weights, B = the
+// activations, D^T = the row-major output (baton::ops::Mlp's swapped GEMM2).
 //
 // Gemm<Config, Stage, /*GridDependencyWait=*/true>: the kernel-granular PDL baseline (no baton
 // waits). The mainloop's load warp executes griddepcontrol.wait before its first TMA load, as
@@ -98,9 +101,10 @@ namespace baton::sm90 {
 // 2c + 1 = up_c (pack_swiglu_weights below), so the GEMM computes n = 2F columns and every MMA
 // thread holds (gate_c, up_c) in adjacent accumulators. The epilogue then writes
 // D[m, c] = SiLU(gate_c) * up_c, a [M, F] tensor, straight from registers (FusionOp is unused).
+// LayoutD: RowMajor (D [m, n] row-major, the default) or ColumnMajor (D's m extent contiguous).
 template <class TileShape_ = cute::Shape<cute::_128, cute::_128, cute::_64>,
           class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>,
-          bool SwiGluPairs_ = false>
+          bool SwiGluPairs_ = false, class LayoutD_ = ::cutlass::layout::RowMajor>
 struct GemmConfig {
   using Element = ::cutlass::bfloat16_t;
   using ElementAccumulator = float;
@@ -109,7 +113,12 @@ struct GemmConfig {
   using FusionOp = FusionOp_;
   using LayoutA = ::cutlass::layout::RowMajor;     // A [M, K]
   using LayoutB = ::cutlass::layout::ColumnMajor;  // B as a K x N column-major matrix == [N, K] row-major
-  using LayoutD = ::cutlass::layout::RowMajor;     // D [M, N]
+  using LayoutD = LayoutD_;                        // D [M, N], row- or column-major
+  static constexpr bool d_column_major = std::is_same_v<LayoutD_, ::cutlass::layout::ColumnMajor>;
+  static_assert(d_column_major || std::is_same_v<LayoutD_, ::cutlass::layout::RowMajor>,
+                "baton::sm90::GemmConfig: LayoutD must be cutlass::layout::RowMajor or ColumnMajor");
+  static_assert(!(SwiGluPairs_ && d_column_major),
+                "baton::sm90::GemmConfig: the SwiGLU pair epilogue writes a row-major D");
   static constexpr int kAlignment = 8;             // elements: 16 bytes, what TMA needs
   static constexpr int tile_m = int(cute::size<0>(TileShape{}));
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));
@@ -610,9 +619,11 @@ class Gemm {
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": every extent must be >= 1");
     if (args.a == nullptr || args.b == nullptr || args.d == nullptr)
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": a, b and d must be non-null");
-    if (args.k % Config::kAlignment != 0 || args.n % Config::kAlignment != 0)
-      return status(errc::not_supported, "sm90 GEMM " + dims + ": k and n must be multiples of " +
-                                             std::to_string(Config::kAlignment) +
+    // TMA needs 16-byte strides: A and B are K-major (k), D's leading extent is n (row-major) or m.
+    const int d_lead = Config::d_column_major ? args.m : args.n;
+    if (args.k % Config::kAlignment != 0 || d_lead % Config::kAlignment != 0)
+      return status(errc::not_supported, "sm90 GEMM " + dims + ": k and " + (Config::d_column_major ? "m" : "n") +
+                                             " must be multiples of " + std::to_string(Config::kAlignment) +
                                              " (TMA needs 16-byte row strides); pad the tensors");
     auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
     if (misaligned(args.a) || misaligned(args.b) || misaligned(args.d))

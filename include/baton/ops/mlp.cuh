@@ -19,8 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 5 GEMM1 + 6 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256;
-// down: the same and a PDL-waiting one), ~1 min and ~3 GB of compiler memory each.
+// including translation unit: 5 GEMM1 + 8 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256;
+// down: the same, a PDL-waiting one, and the swapped GEMM2 plain and PDL-waiting), ~1 min and ~3 GB
+// of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
 #pragma once
@@ -78,6 +79,10 @@ using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
 template <activation A>
 using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
+// The swapped GEMM2 (MlpOptions::swap_gemm2): W2 [H, F] x Y^T in tiles of 128 hidden units x
+// kMlpSwapTileN tokens, D column-major [H, m] == Z row-major [m, H].
+using SwapDownConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>,
+                                        typename DownConfig::FusionOp, false, ::cutlass::layout::ColumnMajor>;
 static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
                   WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
@@ -120,6 +125,13 @@ struct Inline {
   static result<StageLaunch> down_mid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
     return sm90::Gemm<MidDownConfig, PlainStage>::make_launch(s, a);
   }
+  // The swapped GEMM2: plain, and PDL-launched with its weights first.
+  static result<StageLaunch> down_swapped(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
+    return sm90::Gemm<SwapDownConfig, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
+    return sm90::Gemm<SwapDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
+  }
 };
 }  // namespace mlp_kernels
 
@@ -160,6 +172,7 @@ class Mlp {
   using WideDownArgs = sm90::GemmArguments<mlp_kernels::WideDownConfig>;
   using MidUpArgs = sm90::GemmArguments<mlp_kernels::MidUpConfig<Act>>;
   using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
+  using SwapDownArgs = sm90::GemmArguments<mlp_kernels::SwapDownConfig>;
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -232,7 +245,8 @@ class Mlp {
       mlp_policy policy;
       int group_m;
       int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's rule
-      int l2_mb = -1;                // -1: the caller's (or the plan's rule)
+      int l2_mb = -1;                // -1: the caller's
+      int swap2 = -2;                // -2: the caller's
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -245,8 +259,9 @@ class Mlp {
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
-    // The planned chain without its L2 prefetch of W2.
+    // The planned chain without its L2 prefetch of W2, and with GEMM2 not swapped.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
+    if (bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -257,7 +272,7 @@ class Mlp {
       for (const Candidate& d : cands) {
         if (&d == &c) break;
         dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
-                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb);
+                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -268,6 +283,10 @@ class Mlp {
       co.plan.tile_n1 = c.policy == mlp_policy::none ? c.tile_n1 : kMlpTileN;
       co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
       if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
+      if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
+      // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
+      // reject it); it gets the automatic choice, which is off for those.
+      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || c.tile_n2 > kMlpTileN)) co.plan.swap_gemm2 = -1;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       ms.push_back(std::move(m.value()));
@@ -292,8 +311,10 @@ class Mlp {
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,128x%d%s %.1f us", tried.empty() ? "" : ", ",
-                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m, ms[i]->plan_.tile_n1, ms[i]->plan_.tile_n2,
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,%s%d%s %.1f us", tried.empty() ? "" : ", ",
+                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m, ms[i]->plan_.tile_n1,
+                    ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
+                    ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2,
                     ms[i]->plan_.l2_prefetch_kblocks > 0
                         ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
                         : "",
@@ -327,6 +348,10 @@ class Mlp {
     WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     mid_up.split_k = wide_up.split_k = plan_.split1;
     mid_down.split_k = wide_down.split_k = plan_.split2;
+    // The swapped GEMM2: m = H (W2's rows), n = the tokens, A = W2, B = Y, D = Z as [H, m] column-major.
+    const bool swap2 = plan_.swap_gemm2;
+    SwapDownArgs swap_down{s.hidden, s.m, s.ffn, down.b, down.a, down.d};
+    swap_down.split_k = plan_.split2;
     // GEMM1 prefetches the first k-blocks of W2's tile-parts into L2 as it ends (plan_mlp).
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
@@ -336,13 +361,14 @@ class Mlp {
     const size_t sw1_bytes = wide1  ? sm90::split_workspace_bytes(wide_up)
                              : mid1 ? sm90::split_workspace_bytes(mid_up)
                                     : sm90::split_workspace_bytes(up);
-    const size_t sw2_bytes = wide2  ? sm90::split_workspace_bytes(wide_down)
-                             : mid2 ? sm90::split_workspace_bytes(mid_down)
-                                    : sm90::split_workspace_bytes(down);
+    const size_t sw2_bytes = swap2   ? sm90::split_workspace_bytes(swap_down)
+                             : wide2 ? sm90::split_workspace_bytes(wide_down)
+                             : mid2  ? sm90::split_workspace_bytes(mid_down)
+                                     : sm90::split_workspace_bytes(down);
     BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
     up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = sw1_;
-    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = sw2_;
+    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = swap_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
@@ -350,16 +376,18 @@ class Mlp {
     using MidDownGemm = sm90::Gemm<mlp_kernels::MidDownConfig, mlp_kernels::PlainStage>;
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
+    using SwapDownGemm = sm90::Gemm<mlp_kernels::SwapDownConfig, mlp_kernels::PlainStage>;
     const status can1 = wide1  ? WideUpGemm::can_implement(wide_up)
                         : mid1 ? MidUpGemm::can_implement(mid_up)
                                : UpGemm::can_implement(up);
     BATON_TRY(can1.with_context("gemm1"));
-    const status can2 = wide2  ? WideDownGemm::can_implement(wide_down)
-                        : mid2 ? MidDownGemm::can_implement(mid_down)
-                               : DownGemm::can_implement(down);
+    const status can2 = swap2   ? SwapDownGemm::can_implement(swap_down)
+                        : wide2 ? WideDownGemm::can_implement(wide_down)
+                        : mid2  ? MidDownGemm::can_implement(mid_down)
+                                : DownGemm::can_implement(down);
     BATON_TRY(can2.with_context("gemm2"));
-    if ((w1 != kMlpTileN || w2 != kMlpTileN) && plan_.policy != mlp_policy::none)
-      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles need policy none");
+    if ((w1 != kMlpTileN || w2 != kMlpTileN || swap2) && plan_.policy != mlp_policy::none)
+      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles and the swapped GEMM2 need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -394,7 +422,7 @@ class Mlp {
         // loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster);
         // more waves: two plain launches (PDL measured 0-4% slower there). The wide GEMM2 has no
         // PDL-waiting instantiation: two plain launches.
-        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && w2 == kMlpTileN;
+        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && (w2 == kMlpTileN || swap2);
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
@@ -407,7 +435,9 @@ class Mlp {
         l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
              : mid1 ? Kernels::up_mid(st1.value(), mid_up)
                     : Kernels::up(st1.value(), up);
-        l2 = wide2      ? Kernels::down_wide(st2.value(), wide_down)
+        l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
+                                    : Kernels::down_swapped(st2.value(), swap_down))
+             : wide2    ? Kernels::down_wide(st2.value(), wide_down)
              : mid2     ? Kernels::down_mid(st2.value(), mid_down)
              : one_wave ? Kernels::down_after_grid(st2.value(), down)
                         : Kernels::down(st2.value(), down);

@@ -57,10 +57,18 @@ struct MlpOptions {
   // only; with split-K chosen over their own tiles); 0: mlp_tile_width.
   int tile_n1 = 0, tile_n2 = 0;
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
-  // k-blocks of every GEMM2 tile-part), so the weight stream continues across the kernel boundary.
-  // -1: mlp_l2_prefetch_mb; 0: off.
-  int l2_prefetch_mb = -1;
+  // k-blocks of every GEMM2 tile-part), meant to keep the weight stream going across the kernel
+  // boundary at decode. 0: off, the default: on the H200 it measured 0-2.5% slower at every decode
+  // shape with 8, 24 and 48 MB (run 21, bench/results/h200/history/run21-l2-prefetch).
+  int l2_prefetch_mb = 0;
+  // GEMM2 with its operands swapped (sm90 GEMM of W2 [H, F] times Y^T, D column-major = Z row-major,
+  // tiles of 128 hidden units x kMlpSwapTileN tokens): at decode the 128-row token tile of the
+  // plain GEMM is mostly padding and its shared-memory stages hold 16 KB of activations for 1 KB of
+  // use, so the swapped form keeps ~1.7x more weight bytes in flight per SM (10 vs 6 pipeline
+  // stages). -1: mlp_swap_gemm2; 0: off; 1: on (policy none and 128-wide GEMM2 tiles only).
+  int swap_gemm2 = -1;
 };
+
 
 // The tile order of both GEMMs, Grouped{group_m}: bands of group_m rows of tiles walked column by
 // column, so the group_m tiles that read the same weight columns run together and share them in
@@ -71,6 +79,14 @@ inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? 
 // 128 x 128 x 64, and 128 x 192 x 64 / 128 x 256 x 64 ("mid" / "wide") for GEMMs without edges.
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpMidTileN = 192, kMlpWideTileN = 256;
 inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
+
+// Token columns per tile of the swapped GEMM2 (MlpOptions::swap_gemm2).
+inline constexpr int kMlpSwapTileN = 32;
+// The automatic choice: swapped when GEMM2 needs no waits (policy none), keeps 128-wide tiles, and
+// the tokens fit one swapped tile (m <= 32).
+inline bool mlp_swap_gemm2(int m, bool policy_none, int tile_n2) {
+  return policy_none && tile_n2 == kMlpTileN && m <= kMlpSwapTileN;
+}
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
 // semaphores (policy none), on `sms` SMs: the width w of {128, 192, 256} with the least
@@ -97,15 +113,6 @@ inline int mlp_tile_width(int rows, int n, int split, int sms) {
   return best;
 }
 
-// The automatic L2 prefetch of W2 (MlpOptions::l2_prefetch_mb), in MB: kMlpL2PrefetchMb when GEMM1
-// runs in one wave with policy none (decode: both GEMMs stream weights from HBM, GEMM2 is
-// PDL-launched behind GEMM1), else 0 (more waves: GEMM1's tiles reuse weights from L2 and the
-// boundary is a smaller share of the time).
-inline constexpr int kMlpL2PrefetchMb = 24;
-inline int mlp_l2_prefetch_mb(bool policy_none, int64_t gemm1_ctas, int sms) {
-  return policy_none && gemm1_ctas <= int64_t(sms) ? kMlpL2PrefetchMb : 0;
-}
-
 // k-blocks per GEMM2 tile-part that `mb` megabytes of prefetch cover (0 for mb <= 0; at least 1
 // and at most the longest part otherwise): one k-block of every tile-part is n2 x split2 x tile_k
 // bf16 values.
@@ -125,13 +132,17 @@ struct MlpPlan {
   int tile_n1 = kMlpTileN, tile_n2 = kMlpTileN;  // computed columns per tile of GEMM1 / GEMM2
   int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
   int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
+  bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
            ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles 128x" +
-           std::to_string(tile_n1) + "/128x" + std::to_string(tile_n2) + ", tile order Grouped{" +
+           std::to_string(tile_n1) + "/" +
+           (swap_gemm2 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W2 x Y^T)"
+                       : "128x" + std::to_string(tile_n2)) +
+           ", tile order Grouped{" +
            std::to_string(group_m) + "}, L2 prefetch of W2 " +
            (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
            ", because " + reason;
@@ -187,9 +198,12 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
                                            ": hidden and ffn must be multiples of 8 (the GEMMs' TMA needs 16-byte "
                                            "rows); pad the weights with zero rows/columns");
   if (sms < 1) return status(errc::invalid_argument, "baton::ops::mlp: sms must be >= 1, got " + std::to_string(sms));
-  if (opt.l2_prefetch_mb < -1 || opt.l2_prefetch_mb > 4096)
-    return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be -1 (automatic), 0 (off) or up to "
-                                          "4096, got " + std::to_string(opt.l2_prefetch_mb));
+  if (opt.l2_prefetch_mb < 0 || opt.l2_prefetch_mb > 4096)
+    return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be 0 (off) to 4096, got " +
+                                              std::to_string(opt.l2_prefetch_mb));
+  if (opt.swap_gemm2 < -1 || opt.swap_gemm2 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be -1 (automatic), 0 or 1, got " +
+                                              std::to_string(opt.swap_gemm2));
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   for (int t : {opt.tile_n1, opt.tile_n2})
@@ -228,9 +242,18 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
-  p.l2_prefetch_mb = opt.l2_prefetch_mb >= 0
-                         ? opt.l2_prefetch_mb
-                         : mlp_l2_prefetch_mb(p.policy == mlp_policy::none, p.gemm1.size() * int64_t(p.split1), sms);
+  // The swapped GEMM2: hidden tiles x token tiles, its own split-K.
+  if (opt.swap_gemm2 == 1 && (p.policy != mlp_policy::none || p.tile_n2 != kMlpTileN))
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM2 needs policy none and 128-wide "
+                                           "GEMM2 tiles (it neither waits nor posts), got policy " + to_string(p.policy) +
+                                           " and 128x" + std::to_string(p.tile_n2));
+  p.swap_gemm2 = opt.swap_gemm2 == 1 ||
+                 (opt.swap_gemm2 == -1 && mlp_swap_gemm2(s.m, p.policy == mlp_policy::none, p.tile_n2));
+  if (p.swap_gemm2) {
+    p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
+    p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+  }
+  p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
   return p;
 }

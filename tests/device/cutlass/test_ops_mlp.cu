@@ -8,7 +8,8 @@
 //   * 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
-//   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, the planned amount, off;
+//   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
+//   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
 //   * shape and argument errors reported by create() / can_implement before anything runs.
 // Each case runs the op 5 times, Z NaN-poisoned before every run, and compares Z with an fp64 CPU
@@ -122,8 +123,10 @@ struct Case {
   bool tune = false;
   int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's
   int expect_n1 = 0, expect_n2 = 0;  // the plan's tile widths, where the case checks them
-  int l2_mb = -1;      // MlpOptions::l2_prefetch_mb (-1: the plan's rule)
+  int l2_mb = 0;       // MlpOptions::l2_prefetch_mb
   int expect_pf = -1;  // the plan's L2 prefetch k-blocks (-1: not checked, -2: > 0)
+  int swap2 = -1;      // MlpOptions::swap_gemm2
+  int expect_swap = -1;  // the plan's swap_gemm2 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -168,6 +171,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.tile_n1 = c.tile_n1;
   o.plan.tile_n2 = c.tile_n2;
   o.plan.l2_prefetch_mb = c.l2_mb;
+  o.plan.swap_gemm2 = c.swap2;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -182,6 +186,7 @@ void OpsMlp::run_case(const Case& c) {
   if (c.expect_n2 > 0) EXPECT_EQ(plan.tile_n2, c.expect_n2) << plan.log_line();
   if (c.expect_pf >= 0) EXPECT_EQ(plan.l2_prefetch_kblocks, c.expect_pf) << plan.log_line();
   if (c.expect_pf == -2) EXPECT_GT(plan.l2_prefetch_kblocks, 0) << plan.log_line();
+  if (c.expect_swap >= 0) EXPECT_EQ(plan.swap_gemm2, c.expect_swap == 1) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -281,12 +286,23 @@ INSTANTIATE_TEST_SUITE_P(
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // GEMM1 prefetching W2 into L2 as it ends: part of W2 (1 MB = 3 k-blocks of each of the
-        // 2 x 8 tile-parts), the planned amount at decode (`none`, one wave: the PDL path whose
-        // GEMM2 loads its weights before griddepcontrol.wait), off, and with wide GEMM2 tiles
-        Case{"gelu_none_pf1mb_split2_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3},
-        Case{"swiglu_none_pfauto_m17_h1024_f2048", S, 17, 1024, 2048, None, 0, 0, 0, 0, false, 0, 0, 0, 0, -1, -2},
+        // 2 x 8 tile-parts), 24 MB (all of it here; `none`, one wave: the PDL path whose GEMM2
+        // loads its weights before griddepcontrol.wait), off (the default), and with wide GEMM2 tiles
+        Case{"gelu_none_pf1mb_split2_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 0},
+        Case{"swiglu_none_pf24mb_m17_h1024_f2048", S, 17, 1024, 2048, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 24, -2},
         Case{"swiglu_none_pfoff_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0},
         Case{"gelu_none_pf2mb_wide2_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 256, 0, 0, 2, -2},
+        // the swapped GEMM2 (W2 x Y^T, 128x32 tiles, Z written column-major as Z^T): ragged hidden
+        // (520 = 4 x 128 + 8) and tokens (17, 32, 200 = 6 x 32 + 8), forced split-K, its PDL path (one
+        // wave) and its plain path (planned for 8 SMs), the plan's own choice at m <= 32, off at m = 17
+        Case{"swiglu_none_swap_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"gelu_none_swap_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"swiglu_none_swap_split3_m32", S, 32, 520, 344, None, 0, 3, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"gelu_none_swap_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"swiglu_none_swap_serial_m200", S, 200, 520, 344, None, 0, 0, 0, 8, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"gelu_none_swap_pf1mb_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 1, 1},
+        Case{"swiglu_auto_swapauto_m17_h1024_f2048", S, 17, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1},
+        Case{"swiglu_none_swapoff_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0},
         // per-shape tuning keeps a correct plan
         Case{"gelu_tuned_m1000", G, 1000, 520, 344, Auto, 0, 0, 0, 0, true},
         Case{"swiglu_tuned_m200_h1024_f2048", S, 200, 1024, 2048, Auto, 0, 0, 0, 0, true}),
@@ -331,6 +347,14 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   auto r6 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o6);
   ASSERT_FALSE(r6.ok());
   EXPECT_NE(msg(r6).find("l2_prefetch_mb must be"), std::string::npos) << msg(r6);
+  // The swapped GEMM2 has no waiting form.
+  ops::MlpRunOptions o7;
+  o7.plan.policy = mlp_policy::row;
+  o7.plan.swap_gemm2 = 1;
+  auto r7 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o7);
+  ASSERT_FALSE(r7.ok());
+  EXPECT_EQ(r7.error().code(), errc::not_supported);
+  EXPECT_NE(msg(r7).find("swapped GEMM2 needs policy none"), std::string::npos) << msg(r7);
 }
 
 // GemmArguments::next_weights is checked with the GEMM's other arguments, and its size is what the
