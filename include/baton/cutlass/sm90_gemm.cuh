@@ -720,17 +720,26 @@ class Gemm {
   // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, so TMA zero-fills
   // up to 127 out-of-bounds rows per k-block. On the H200 the unmodified kernel ran 1.6x slower at
   // m = 1 than at m = 128 (run 7); this change and the idle MMA half together took the GPT-3 MLP
-  // at m = 1 from 174 to 81 us (run 12). Their separate shares were not measured. For m <= 64 the A descriptor is re-encoded with the smallest box of 8, 16, 32
-  // or 64 rows that covers m: the same coordinates and shared-memory destination (the 128B
+  // at m = 1 from 174 to 81 us (run 12). Their separate shares were not measured. For m < tile_m the
+  // A descriptor is re-encoded with the smallest box of 8, 16, 32, 64, 80, 96 or 112 rows that covers
+  // m: the same coordinates and shared-memory destination (the 128B
   // swizzle atom is 8 rows, so the box's rows land where the full box would put them), fewer
   // bytes; the pipeline's expected transaction bytes shrink to match. Rows past the box keep
   // stale shared memory; they only feed accumulator rows >= m, which are never stored.
+  // Since run 21 also for 64 < m < tile_m, in boxes of 80, 96 or 112 rows: the msweep of that run
+  // measured the MLP at m = 65 slower than at m = 128 with the full box (GPT-3 115 vs 93 us: the
+  // zero fill of 63 rows per k-block costs more than the rows it replaces).
   static void shorten_a_box_(Params& p, const Arguments& args) {
-    if (args.m > 64 || Config::tile_m <= 64) return;
+    if (args.m >= Config::tile_m || Config::tile_m <= 64) return;
     if (args.m <= 8) shorten_a_box_to_<8>(p, args);
     else if (args.m <= 16) shorten_a_box_to_<16>(p, args);
     else if (args.m <= 32) shorten_a_box_to_<32>(p, args);
-    else shorten_a_box_to_<64>(p, args);
+    else if (args.m <= 64) shorten_a_box_to_<64>(p, args);
+    else if constexpr (Config::tile_m == 128) {
+      if (args.m <= 80) shorten_a_box_to_<80>(p, args);
+      else if (args.m <= 96) shorten_a_box_to_<96>(p, args);
+      else if (args.m <= 112) shorten_a_box_to_<112>(p, args);
+    }
   }
   template <int Rows>
   static void shorten_a_box_to_(Params& p, const Arguments& args) {

@@ -5,6 +5,7 @@
 //     (none, row, kblock, automatic) x ragged shapes: M = 1, 17, 200, 1000 with H = 520 and F = 344
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
 //   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
+//   * 64 < m < 128 (A's TMA box shortened to 80, 96, 112 rows) under each policy;
 //   * 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
@@ -303,6 +304,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap_pf1mb_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 1, 1},
         Case{"swiglu_auto_swapauto_m17_h1024_f2048", S, 17, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1},
         Case{"swiglu_none_swapoff_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0},
+        // 64 < m < 128: A's TMA box shortened to 80, 96 or 112 rows (the upper MMA warp group reads
+        // stale shared-memory rows past the box, which feed only rows >= m), under every policy
+        Case{"gelu_none_m65", G, 65, 520, 344, None},
+        Case{"swiglu_row_m96", S, 96, 520, 344, RowP},
+        Case{"gelu_kblock_split3x2_m100", G, 100, 520, 344, KB, 3, 2},
+        Case{"swiglu_none_m112_h1024_f2048", S, 112, 1024, 2048, None},
         // per-shape tuning keeps a correct plan
         Case{"gelu_tuned_m1000", G, 1000, 520, 344, Auto, 0, 0, 0, 0, true},
         Case{"swiglu_tuned_m200_h1024_f2048", S, 200, 1024, 2048, Auto, 0, 0, 0, 0, true}),
