@@ -684,6 +684,7 @@ class Gemm {
     }
     if constexpr (Config::swiglu_pairs) p.swiglu_d = args.d;
     shorten_a_box_(p, args);
+    shorten_b_box_(p, args);
     return p;
   }
 
@@ -754,6 +755,34 @@ class Gemm {
                                     typename Config::ClusterShape{});
     p.mainloop.tma_load_a.tma_desc_ = tma.tma_desc_;
     p.mainloop.tma_transaction_bytes_mk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
+    p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+  }
+
+  // The swapped decode form (D column-major: B holds the tokens): B's box shortened the same way
+  // when n < tile_n (8 or 16 rows of a 32-row tile, ...). Rows past the box feed only accumulator
+  // columns >= n, which are never stored.
+  static void shorten_b_box_(Params& p, const Arguments& args) {
+    if constexpr (Config::d_column_major) {
+      if (args.n >= Config::tile_n) return;
+      if (args.n <= 8 && Config::tile_n > 8) shorten_b_box_to_<8>(p, args);
+      else if (args.n <= 16 && Config::tile_n > 16) shorten_b_box_to_<16>(p, args);
+      else if (args.n <= 32 && Config::tile_n > 32) shorten_b_box_to_<32>(p, args);
+      else if (args.n <= 64 && Config::tile_n > 64) shorten_b_box_to_<64>(p, args);
+    }
+  }
+  template <int Rows>
+  static void shorten_b_box_to_(Params& p, const Arguments& args) {
+    using namespace cute;
+    using Mainloop = typename Kernel::Mainloop;
+    using StrideB = typename Mainloop::StrideB;
+    auto tensor_b = make_tensor(args.b, make_layout(make_shape(args.n, args.k, 1),
+                                                    ::cutlass::make_cute_packed_stride(StrideB{}, make_shape(args.n, args.k, 1))));
+    auto smem_b = tile_to_shape(typename Mainloop::SmemLayoutAtomB{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
+    auto tma = make_tma_copy_B_sm90(typename Mainloop::GmemTiledCopyB{}, tensor_b, smem_b,
+                                    Shape<Int<Config::tile_m>, Int<Rows>, Int<Config::tile_k>>{},
+                                    typename Config::ClusterShape{});
+    p.mainloop.tma_load_b.tma_desc_ = tma.tma_desc_;
+    p.mainloop.tma_transaction_bytes_nk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
     p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
   }
 

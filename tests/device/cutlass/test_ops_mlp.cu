@@ -294,10 +294,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_pfoff_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0},
         Case{"gelu_none_pf2mb_wide2_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 256, 0, 0, 2, -2},
         // the swapped GEMM2 (W2 x Y^T, 128x32 tiles, Z written column-major as Z^T): ragged hidden
-        // (520 = 4 x 128 + 8) and tokens (17, 32, 200 = 6 x 32 + 8), forced split-K, its PDL path (one
+        // (520 = 4 x 128 + 8) and tokens (1 and 12: Y's box shortened to 8 and 16 rows; 17, 32,
+        // 200 = 6 x 32 + 8), forced split-K, its PDL path (one
         // wave) and its plain path (planned for 8 SMs), the plan's own choice at m <= 32, off at m = 17
         Case{"swiglu_none_swap_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"gelu_none_swap_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"gelu_none_swap_m12", G, 12, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"swiglu_none_swap_split3_m32", S, 32, 520, 344, None, 0, 3, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"gelu_none_swap_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"swiglu_none_swap_serial_m200", S, 200, 520, 344, None, 0, 0, 0, 8, false, 0, 0, 0, 0, 0, -1, 1, 1},
