@@ -95,6 +95,7 @@ struct Args {
   int group_m = 0;             // 0: baton::ops::mlp_group_m per shape
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
   int swap_gemm2 = -1;         // baton-auto's swapped GEMM2 (-1: the op's rule)
+  int swap_gemm1 = -1;         // baton-auto's swapped GeLU GEMM1 (-1: the op's rule)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -109,7 +110,7 @@ void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 auto|0|1]\n"
-      "                       [--reps R]\n"
+      "                       [--swap-gemm1 auto|0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -131,6 +132,7 @@ void usage() {
       "                       its tuning also times the plan without it\n"
       "  --swap-gemm2 auto|0|1  baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default auto: baton::ops::mlp_swap_gemm2,\n"
       "                       m <= 32); its tuning also times the plan without it\n"
+      "  --swap-gemm1 auto|0|1  the same for GEMM1 with GeLU (W1 x X^T; default auto: baton::ops::mlp_swap_gemm1)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -206,6 +208,9 @@ bool parse(int argc, char** argv, Args& a) {
       else if (!int_opt(1, 1 << 20, a.group_m)) return false;
     } else if (k == "--l2-prefetch-mb") {
       if (!int_opt(0, 4096, a.l2_prefetch_mb)) return false;
+    } else if (k == "--swap-gemm1") {
+      if (std::string(v) == "auto") a.swap_gemm1 = -1;
+      else if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
       if (std::string(v) == "auto") a.swap_gemm2 = -1;
       else if (!int_opt(0, 1, a.swap_gemm2)) return false;
@@ -797,6 +802,7 @@ struct OpMlp {
     o.plan.group_m = a.group_m;
     o.plan.l2_prefetch_mb = a.l2_prefetch_mb;
     o.plan.swap_gemm2 = a.swap_gemm2;
+    o.plan.swap_gemm1 = a.swap_gemm1;
     o.watchdog_ns = kWatchdogNs;
     o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
@@ -1043,7 +1049,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
                            : on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2)
                                            : "-"},
                {"tiles", v.name == "baton-auto" && (op->gelu || op->swiglu)
-                             ? "128x" + std::to_string(op->plan().tile_n1) +
+                             ? (op->plan().swap_gemm1 ? "swap128x" + std::to_string(ops::kMlpSwapTileN)
+                                                      : "128x" + std::to_string(op->plan().tile_n1)) +
                                    (op->plan().swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
                                                           : "/128x" + std::to_string(op->plan().tile_n2))
                          : v.name == "cutlass-wide-graph"  ? "128x256/128x256"

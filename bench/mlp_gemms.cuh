@@ -81,6 +81,10 @@ using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a);      // mlp_swap_gemm2.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a);  // mlp_swap_gemm2_pdl.cu
+// The swapped decode GEMM1 with GeLU (W1 x X^T, Y column-major as Y^T).
+using SwapConfig1 = baton::ops::mlp_kernels::SwapGeluConfig;
+using SwapArgs1 = baton::sm90::GemmArguments<SwapConfig1>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_swap_launch(const PlainStage& s, const SwapArgs1& a);  // mlp_swap_gemm1.cu
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
 // Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
@@ -116,6 +120,7 @@ struct OpKernels {
   static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
   static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
   static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
+  static baton::result<baton::StageLaunch> up_swapped(const PlainStage& s, const SwapArgs1& a) { return gemm1_swap_launch(s, a); }
   static baton::result<baton::StageLaunch> down_swapped_after_grid(const PlainStage& s, const SwapArgs2& a) {
     return gemm2_swap_pdl_launch(s, a);
   }

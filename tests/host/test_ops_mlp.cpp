@@ -102,7 +102,8 @@ TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
     EXPECT_EQ(p.value().tile_n1, w.t1) << "m=" << w.m << " " << to_string(w.act);
     EXPECT_EQ(p.value().tile_n2, w.t2) << "m=" << w.m << " " << to_string(w.act);
     const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
-    EXPECT_EQ(p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
+    EXPECT_EQ(p.value().swap_gemm1, w.m <= baton::ops::kMlpSwapTileN && w.act == activation::gelu) << "m=" << w.m;
+    EXPECT_EQ(p.value().swap_gemm1 ? p.value().gemm1.m : p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
     EXPECT_EQ(p.value().swap_gemm2, w.m <= baton::ops::kMlpSwapTileN) << "m=" << w.m;
     EXPECT_EQ(p.value().swap_gemm2 ? p.value().gemm2.m : p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
     if (w.t1 != 128) EXPECT_EQ(p.value().split1, 1);
@@ -265,6 +266,35 @@ TEST(OpsMlpPlan, SwappedGemm2AtDecode) {
   baton::ops::MlpOptions bad;
   bad.swap_gemm2 = 2;
   EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad).ok());
+}
+
+// The swapped GeLU GEMM1 (W1 x X^T): automatic at m <= 32 with policy none; never for SwiGLU.
+TEST(OpsMlpPlan, SwappedGemm1ForGeluAtDecode) {
+  using baton::ops::mlp_swap_gemm1;
+  EXPECT_TRUE(mlp_swap_gemm1(1, activation::gelu, true, 128));
+  EXPECT_FALSE(mlp_swap_gemm1(1, activation::swiglu, true, 128));
+  EXPECT_FALSE(mlp_swap_gemm1(33, activation::gelu, true, 128));
+  EXPECT_FALSE(mlp_swap_gemm1(1, activation::gelu, false, 128));
+  auto g = plan_mlp(MlpShape{8, 12288, 6144, activation::gelu}, 132);
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g.value().swap_gemm1);
+  EXPECT_TRUE(g.value().swap_gemm2);
+  EXPECT_EQ(g.value().gemm1.m, 48);  // 6144 / 128 F tiles
+  EXPECT_EQ(g.value().gemm1.n, 1);
+  EXPECT_EQ(g.value().split1, baton::choose_split_k(48, 192, 132));
+  EXPECT_NE(g.value().log_line().find("tiles swapped 128x32 (W1 x X^T)/swapped 128x32 (W2 x Y^T)"), std::string::npos)
+      << g.value().log_line();
+  auto l = plan_mlp(MlpShape{8, 8192, 2752, activation::swiglu}, 132);
+  ASSERT_TRUE(l.ok());
+  EXPECT_FALSE(l.value().swap_gemm1);
+  baton::ops::MlpOptions on;
+  on.swap_gemm1 = 1;
+  auto bad = plan_mlp(MlpShape{8, 8192, 2752, activation::swiglu}, 132, on);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("swapped GEMM1 needs the GeLU activation"), std::string::npos)
+      << bad.error().message();
+  on.swap_gemm1 = 5;
+  EXPECT_FALSE(plan_mlp(MlpShape{8, 12288, 6144, activation::gelu}, 132, on).ok());
 }
 
 }  // namespace

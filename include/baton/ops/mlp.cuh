@@ -19,9 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 5 GEMM1 + 8 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256;
-// down: the same, a PDL-waiting one, and the swapped GEMM2 plain and PDL-waiting), ~1 min and ~3 GB
-// of compiler memory each.
+// including translation unit: 6 GEMM1 + 8 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256,
+// swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and a PDL-waiting one),
+// ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
 #pragma once
@@ -83,6 +83,9 @@ using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
 // kMlpSwapTileN tokens, D column-major [H, m] == Z row-major [m, H].
 using SwapDownConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>,
                                         typename DownConfig::FusionOp, false, ::cutlass::layout::ColumnMajor>;
+// The swapped GeLU GEMM1 (MlpOptions::swap_gemm1): W1 [F, H] x X^T, Y written column-major as Y^T.
+using SwapGeluConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>, GeluFusion,
+                                        false, ::cutlass::layout::ColumnMajor>;
 static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
                   WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
@@ -124,6 +127,10 @@ struct Inline {
   }
   static result<StageLaunch> down_mid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
     return sm90::Gemm<MidDownConfig, PlainStage>::make_launch(s, a);
+  }
+  // The swapped GeLU GEMM1.
+  static result<StageLaunch> up_swapped(const PlainStage& s, const sm90::GemmArguments<SwapGeluConfig>& a) {
+    return sm90::Gemm<SwapGeluConfig, PlainStage>::make_launch(s, a);
   }
   // The swapped GEMM2: plain, and PDL-launched with its weights first.
   static result<StageLaunch> down_swapped(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
@@ -173,6 +180,7 @@ class Mlp {
   using MidUpArgs = sm90::GemmArguments<mlp_kernels::MidUpConfig<Act>>;
   using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
   using SwapDownArgs = sm90::GemmArguments<mlp_kernels::SwapDownConfig>;
+  using SwapUpArgs = sm90::GemmArguments<mlp_kernels::SwapGeluConfig>;
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -247,6 +255,7 @@ class Mlp {
       int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's rule
       int l2_mb = -1;                // -1: the caller's
       int swap2 = -2;                // -2: the caller's
+      int swap1 = -2;
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -262,6 +271,8 @@ class Mlp {
     // The planned chain without its L2 prefetch of W2, and with GEMM2 not swapped.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
     if (bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0});
+    if (bp.swap_gemm1) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, 0});
+    if (bp.swap_gemm1 && bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -272,7 +283,7 @@ class Mlp {
       for (const Candidate& d : cands) {
         if (&d == &c) break;
         dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
-                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2);
+                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -284,6 +295,8 @@ class Mlp {
       co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
       if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
       if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
+      if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
+      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || c.tile_n1 > kMlpTileN)) co.plan.swap_gemm1 = -1;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
       // reject it); it gets the automatic choice, which is off for those.
       if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || c.tile_n2 > kMlpTileN)) co.plan.swap_gemm2 = -1;
@@ -311,8 +324,10 @@ class Mlp {
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/128x%d,%s%d%s %.1f us", tried.empty() ? "" : ", ",
-                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m, ms[i]->plan_.tile_n1,
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d,%s%d%s %.1f us", tried.empty() ? "" : ", ",
+                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
+                    ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
+                    ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1,
                     ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
                     ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2,
                     ms[i]->plan_.l2_prefetch_kblocks > 0
@@ -352,13 +367,18 @@ class Mlp {
     const bool swap2 = plan_.swap_gemm2;
     SwapDownArgs swap_down{s.hidden, s.m, s.ffn, down.b, down.a, down.d};
     swap_down.split_k = plan_.split2;
+    // The swapped GeLU GEMM1: m = F (W1's rows), n = the tokens, A = W1, B = X, D = Y as [F, m] column-major.
+    const bool swap1 = plan_.swap_gemm1;
+    SwapUpArgs swap_up{n1, s.m, s.hidden, up.b, up.a, up.d};
+    swap_up.split_k = plan_.split1;
     // GEMM1 prefetches the first k-blocks of W2's tile-parts into L2 as it ends (plan_mlp).
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
       next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
-    up.next_weights = mid_up.next_weights = wide_up.next_weights = next;
+    up.next_weights = mid_up.next_weights = wide_up.next_weights = swap_up.next_weights = next;
     // The split-K workspace of the tile shape each GEMM runs with.
-    const size_t sw1_bytes = wide1  ? sm90::split_workspace_bytes(wide_up)
+    const size_t sw1_bytes = swap1  ? sm90::split_workspace_bytes(swap_up)
+                             : wide1 ? sm90::split_workspace_bytes(wide_up)
                              : mid1 ? sm90::split_workspace_bytes(mid_up)
                                     : sm90::split_workspace_bytes(up);
     const size_t sw2_bytes = swap2   ? sm90::split_workspace_bytes(swap_down)
@@ -367,7 +387,7 @@ class Mlp {
                                      : sm90::split_workspace_bytes(down);
     BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
-    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = sw1_;
+    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = swap_up.split_workspace = sw1_;
     down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = swap_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
@@ -377,7 +397,9 @@ class Mlp {
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
     using SwapDownGemm = sm90::Gemm<mlp_kernels::SwapDownConfig, mlp_kernels::PlainStage>;
-    const status can1 = wide1  ? WideUpGemm::can_implement(wide_up)
+    using SwapUpGemm = sm90::Gemm<mlp_kernels::SwapGeluConfig, mlp_kernels::PlainStage>;
+    const status can1 = swap1  ? SwapUpGemm::can_implement(swap_up)
+                        : wide1 ? WideUpGemm::can_implement(wide_up)
                         : mid1 ? MidUpGemm::can_implement(mid_up)
                                : UpGemm::can_implement(up);
     BATON_TRY(can1.with_context("gemm1"));
@@ -386,7 +408,7 @@ class Mlp {
                         : mid2  ? MidDownGemm::can_implement(mid_down)
                                 : DownGemm::can_implement(down);
     BATON_TRY(can2.with_context("gemm2"));
-    if ((w1 != kMlpTileN || w2 != kMlpTileN || swap2) && plan_.policy != mlp_policy::none)
+    if ((w1 != kMlpTileN || w2 != kMlpTileN || swap1 || swap2) && plan_.policy != mlp_policy::none)
       return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles and the swapped GEMM2 need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
@@ -432,9 +454,16 @@ class Mlp {
         auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
-        l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
-             : mid1 ? Kernels::up_mid(st1.value(), mid_up)
-                    : Kernels::up(st1.value(), up);
+        if constexpr (Act == activation::gelu) {
+          if (swap1) l1 = Kernels::up_swapped(st1.value(), swap_up);
+        } else if (swap1) {
+          return status(errc::not_supported, "baton::ops::mlp: the swapped GEMM1 needs the GeLU activation");
+        }
+        if (!swap1) {
+          l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
+               : mid1 ? Kernels::up_mid(st1.value(), mid_up)
+                      : Kernels::up(st1.value(), up);
+        }
         l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
                                     : Kernels::down_swapped(st2.value(), swap_down))
              : wide2    ? Kernels::down_wide(st2.value(), wide_down)

@@ -67,6 +67,9 @@ struct MlpOptions {
   // use, so the swapped form keeps ~1.7x more weight bytes in flight per SM (10 vs 6 pipeline
   // stages). -1: mlp_swap_gemm2; 0: off; 1: on (policy none and 128-wide GEMM2 tiles only).
   int swap_gemm2 = -1;
+  // The same for GEMM1 with the GeLU epilogue (X W1^T as W1 X^T, Y written column-major as Y^T;
+  // the SwiGLU pair epilogue has no swapped form). -1: mlp_swap_gemm1; 0: off; 1: on.
+  int swap_gemm1 = -1;
 };
 
 
@@ -86,6 +89,10 @@ inline constexpr int kMlpSwapTileN = 32;
 // the tokens fit one swapped tile (m <= 32).
 inline bool mlp_swap_gemm2(int m, bool policy_none, int tile_n2) {
   return policy_none && tile_n2 == kMlpTileN && m <= kMlpSwapTileN;
+}
+// GEMM1: the same rule, GeLU only.
+inline bool mlp_swap_gemm1(int m, activation act, bool policy_none, int tile_n1) {
+  return act == activation::gelu && mlp_swap_gemm2(m, policy_none, tile_n1);
 }
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
@@ -133,13 +140,15 @@ struct MlpPlan {
   int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
   int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
   bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
+  bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (GeLU; gemm1 then counts F tiles x token tiles)
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
-           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles 128x" +
-           std::to_string(tile_n1) + "/" +
+           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles " +
+           (swap_gemm1 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W1 x X^T)" : "128x" + std::to_string(tile_n1)) +
+           "/" +
            (swap_gemm2 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W2 x Y^T)"
                        : "128x" + std::to_string(tile_n2)) +
            ", tile order Grouped{" +
@@ -201,6 +210,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.l2_prefetch_mb < 0 || opt.l2_prefetch_mb > 4096)
     return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be 0 (off) to 4096, got " +
                                               std::to_string(opt.l2_prefetch_mb));
+  if (opt.swap_gemm1 < -1 || opt.swap_gemm1 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be -1 (automatic), 0 or 1, got " +
+                                              std::to_string(opt.swap_gemm1));
   if (opt.swap_gemm2 < -1 || opt.swap_gemm2 > 1)
     return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be -1 (automatic), 0 or 1, got " +
                                               std::to_string(opt.swap_gemm2));
@@ -252,6 +264,16 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (p.swap_gemm2) {
     p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
     p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+  }
+  if (opt.swap_gemm1 == 1 && (p.policy != mlp_policy::none || p.tile_n1 != kMlpTileN || s.act != activation::gelu))
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM1 needs the GeLU activation, "
+                                           "policy none and 128-wide GEMM1 tiles, got " + to_string(s.act) +
+                                           ", policy " + to_string(p.policy) + " and 128x" + std::to_string(p.tile_n1));
+  p.swap_gemm1 = opt.swap_gemm1 == 1 ||
+                 (opt.swap_gemm1 == -1 && mlp_swap_gemm1(s.m, s.act, p.policy == mlp_policy::none, p.tile_n1));
+  if (p.swap_gemm1) {
+    p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
+    p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   }
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);

@@ -128,6 +128,8 @@ struct Case {
   int expect_pf = -1;  // the plan's L2 prefetch k-blocks (-1: not checked, -2: > 0)
   int swap2 = -1;      // MlpOptions::swap_gemm2
   int expect_swap = -1;  // the plan's swap_gemm2 (-1: not checked)
+  int swap1 = -1;        // MlpOptions::swap_gemm1
+  int expect_swap1 = -1; // the plan's swap_gemm1 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -173,6 +175,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.tile_n2 = c.tile_n2;
   o.plan.l2_prefetch_mb = c.l2_mb;
   o.plan.swap_gemm2 = c.swap2;
+  o.plan.swap_gemm1 = c.swap1;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -188,6 +191,7 @@ void OpsMlp::run_case(const Case& c) {
   if (c.expect_pf >= 0) EXPECT_EQ(plan.l2_prefetch_kblocks, c.expect_pf) << plan.log_line();
   if (c.expect_pf == -2) EXPECT_GT(plan.l2_prefetch_kblocks, 0) << plan.log_line();
   if (c.expect_swap >= 0) EXPECT_EQ(plan.swap_gemm2, c.expect_swap == 1) << plan.log_line();
+  if (c.expect_swap1 >= 0) EXPECT_EQ(plan.swap_gemm1, c.expect_swap1 == 1) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -306,6 +310,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap_pf1mb_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 1, 1},
         Case{"swiglu_auto_swapauto_m17_h1024_f2048", S, 17, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1},
         Case{"swiglu_none_swapoff_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0},
+        // the swapped GeLU GEMM1 (W1 x X^T, Y written column-major as Y^T), alone and with the swapped
+        // GEMM2: ragged F (344 = 2 x 128 + 88) and tokens, split-K, the plan's own choice at m <= 32
+        Case{"gelu_none_swap1_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
+        Case{"gelu_none_swap1off_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0},
+        Case{"gelu_none_swap12_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap12_split3x2_m32", G, 32, 520, 344, None, 3, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap1_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
+        Case{"gelu_auto_swapauto_m8_h1024_f2048", G, 8, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1, -1, 1},
         // 64 < m < 128: A's TMA box shortened to 80, 96 or 112 rows (the upper MMA warp group reads
         // stale shared-memory rows past the box, which feed only rows >= m), under every policy
         Case{"gelu_none_m65", G, 65, 520, 344, None},
