@@ -94,8 +94,8 @@ struct Args {
   int split1 = 0, split2 = 0;  // 0: sm90::choose_split_k per shape
   int group_m = 0;             // 0: baton::ops::mlp_group_m per shape
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
-  int swap_gemm2 = -1;         // baton-auto's swapped GEMM2 (-1: the op's rule)
-  int swap_gemm1 = -1;         // baton-auto's swapped GeLU GEMM1 (-1: the op's rule)
+  int swap_gemm2 = 0;          // baton-auto's swapped GEMM2 (0: off, the op's default; tuning tries it)
+  int swap_gemm1 = 0;          // baton-auto's swapped GeLU GEMM1 (the same)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -109,8 +109,8 @@ struct Args {
 void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
-      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 auto|0|1]\n"
-      "                       [--swap-gemm1 auto|0|1] [--reps R]\n"
+      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
+      "                       [--swap-gemm1 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -130,9 +130,9 @@ void usage() {
       "                       default auto: baton::ops::mlp_group_m)\n"
       "  --l2-prefetch-mb MB  megabytes of W2 that baton-auto's GEMM1 prefetches into L2 as it ends (default 0: off);\n"
       "                       its tuning also times the plan without it\n"
-      "  --swap-gemm2 auto|0|1  baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default auto: baton::ops::mlp_swap_gemm2,\n"
-      "                       m <= 32); its tuning also times the plan without it\n"
-      "  --swap-gemm1 auto|0|1  the same for GEMM1 with GeLU (W1 x X^T; default auto: baton::ops::mlp_swap_gemm1)\n"
+      "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
+      "                       it either way)\n"
+      "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -209,11 +209,9 @@ bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--l2-prefetch-mb") {
       if (!int_opt(0, 4096, a.l2_prefetch_mb)) return false;
     } else if (k == "--swap-gemm1") {
-      if (std::string(v) == "auto") a.swap_gemm1 = -1;
-      else if (!int_opt(0, 1, a.swap_gemm1)) return false;
+      if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
-      if (std::string(v) == "auto") a.swap_gemm2 = -1;
-      else if (!int_opt(0, 1, a.swap_gemm2)) return false;
+      if (!int_opt(0, 1, a.swap_gemm2)) return false;
     } else if (k == "--split-k") {
       const std::string sk = v;
       if (sk == "auto") {

@@ -76,7 +76,7 @@ using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
-// The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL weights-first.
+// The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a);      // mlp_swap_gemm2.cu

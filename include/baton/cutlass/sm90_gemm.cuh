@@ -246,6 +246,9 @@ struct GemmKernel {
 
   static_assert(std::is_void_v<typename Epilogue::ElementC>,
                 "baton::sm90::GemmKernel: the epilogue must not read a C source (it would need its own waits)");
+  static_assert(!Config::d_column_major || (StageT::num_inputs == 0 && !WeightsFirst),
+                "baton::sm90::GemmKernel: in the swapped (column-major D) form the activations are B, which the "
+                "load warp issues before its waits (baton waits and WeightsFirst wait before A only)");
   static_assert(!GridDependencyWait || StageT::num_inputs == 0,
                 "baton::sm90::GemmKernel: GridDependencyWait is for stages without inputs (a baton consumer waits "
                 "on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole producer grid)");

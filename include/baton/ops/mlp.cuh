@@ -132,12 +132,12 @@ struct Inline {
   static result<StageLaunch> up_swapped(const PlainStage& s, const sm90::GemmArguments<SwapGeluConfig>& a) {
     return sm90::Gemm<SwapGeluConfig, PlainStage>::make_launch(s, a);
   }
-  // The swapped GEMM2: plain, and PDL-launched with its weights first.
+  // The swapped GEMM2: plain, and PDL-launched (griddepcontrol.wait before any load: its B is Y).
   static result<StageLaunch> down_swapped(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
     return sm90::Gemm<SwapDownConfig, PlainStage>::make_launch(s, a);
   }
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
-    return sm90::Gemm<SwapDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
+    return sm90::Gemm<SwapDownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
   }
 };
 }  // namespace mlp_kernels
@@ -270,9 +270,16 @@ class Mlp {
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     // The planned chain without its L2 prefetch of W2, and with GEMM2 not swapped.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
-    if (bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0});
-    if (bp.swap_gemm1) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, 0});
-    if (bp.swap_gemm1 && bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
+    // At decode, the swapped GEMMs (off by default: measured slower, run 22), or the caller's
+    // swapped chain without them.
+    if (bp.policy == mlp_policy::none && shape.m <= kMlpSwapTileN && !bp.swap_gemm1 && !bp.swap_gemm2) {
+      cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 1, 0});
+      if (shape.act == activation::gelu) {
+        cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 0, 1});
+        cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 1, 1});
+      }
+    }
+    if (bp.swap_gemm1 || bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -296,10 +303,10 @@ class Mlp {
       if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
       if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
       if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
-      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || c.tile_n1 > kMlpTileN)) co.plan.swap_gemm1 = -1;
+      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || c.tile_n1 > kMlpTileN)) co.plan.swap_gemm1 = 0;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
-      // reject it); it gets the automatic choice, which is off for those.
-      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || c.tile_n2 > kMlpTileN)) co.plan.swap_gemm2 = -1;
+      // reject it).
+      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || c.tile_n2 > kMlpTileN)) co.plan.swap_gemm2 = 0;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       ms.push_back(std::move(m.value()));

@@ -65,11 +65,13 @@ struct MlpOptions {
   // tiles of 128 hidden units x kMlpSwapTileN tokens): at decode the 128-row token tile of the
   // plain GEMM is mostly padding and its shared-memory stages hold 16 KB of activations for 1 KB of
   // use, so the swapped form keeps ~1.7x more weight bytes in flight per SM (10 vs 6 pipeline
-  // stages). -1: mlp_swap_gemm2; 0: off; 1: on (policy none and 128-wide GEMM2 tiles only).
-  int swap_gemm2 = -1;
+  // stages). It measured 2-7% slower than the plain GEMM at every decode M on the H200 (run 22,
+  // bench/results/h200/history/run22-swapped), so it is off by default; MlpRunOptions::tune tries it
+  // at m <= kMlpSwapTileN. 0: off; 1: on (policy none; GEMM2 then keeps 128-row tiles).
+  int swap_gemm2 = 0;
   // The same for GEMM1 with the GeLU epilogue (X W1^T as W1 X^T, Y written column-major as Y^T;
-  // the SwiGLU pair epilogue has no swapped form). -1: mlp_swap_gemm1; 0: off; 1: on.
-  int swap_gemm1 = -1;
+  // the SwiGLU pair epilogue has no swapped form). 0: off (the default); 1: on.
+  int swap_gemm1 = 0;
 };
 
 
@@ -83,17 +85,8 @@ inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? 
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpMidTileN = 192, kMlpWideTileN = 256;
 inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
 
-// Token columns per tile of the swapped GEMM2 (MlpOptions::swap_gemm2).
+// Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2).
 inline constexpr int kMlpSwapTileN = 32;
-// The automatic choice: swapped when GEMM2 needs no waits (policy none), keeps 128-wide tiles, and
-// the tokens fit one swapped tile (m <= 32).
-inline bool mlp_swap_gemm2(int m, bool policy_none, int tile_n2) {
-  return policy_none && tile_n2 == kMlpTileN && m <= kMlpSwapTileN;
-}
-// GEMM1: the same rule, GeLU only.
-inline bool mlp_swap_gemm1(int m, activation act, bool policy_none, int tile_n1) {
-  return act == activation::gelu && mlp_swap_gemm2(m, policy_none, tile_n1);
-}
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
 // semaphores (policy none), on `sms` SMs: the width w of {128, 192, 256} with the least
@@ -210,11 +203,11 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.l2_prefetch_mb < 0 || opt.l2_prefetch_mb > 4096)
     return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be 0 (off) to 4096, got " +
                                               std::to_string(opt.l2_prefetch_mb));
-  if (opt.swap_gemm1 < -1 || opt.swap_gemm1 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be -1 (automatic), 0 or 1, got " +
+  if (opt.swap_gemm1 < 0 || opt.swap_gemm1 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm1));
-  if (opt.swap_gemm2 < -1 || opt.swap_gemm2 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be -1 (automatic), 0 or 1, got " +
+  if (opt.swap_gemm2 < 0 || opt.swap_gemm2 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm2));
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
@@ -246,8 +239,13 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
   const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
   const bool may_widen = p.policy == mlp_policy::none;
-  p.tile_n1 = opt.tile_n1 > 0 ? opt.tile_n1 : may_widen ? mlp_tile_width(rows, n1, auto_split1, sms) : kMlpTileN;
-  p.tile_n2 = opt.tile_n2 > 0 ? opt.tile_n2 : may_widen ? mlp_tile_width(rows, s.hidden, auto_split2, sms) : kMlpTileN;
+  // (a swapped GEMM keeps 128-row tiles of its own: no automatic widening for it)
+  p.tile_n1 = opt.tile_n1 > 0                      ? opt.tile_n1
+              : may_widen && opt.swap_gemm1 != 1 ? mlp_tile_width(rows, n1, auto_split1, sms)
+                                                  : kMlpTileN;
+  p.tile_n2 = opt.tile_n2 > 0                      ? opt.tile_n2
+              : may_widen && opt.swap_gemm2 != 1 ? mlp_tile_width(rows, s.hidden, auto_split2, sms)
+                                                  : kMlpTileN;
   p.gemm1 = Grid{rows, ceil_div(n1, p.tile_n1), 1};
   p.gemm2 = Grid{rows, ceil_div(s.hidden, p.tile_n2), 1};
   // A wider GEMM's split-K: the caller's, or choose_split_k over its own (fewer) tiles.
@@ -259,8 +257,7 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
     return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM2 needs policy none and 128-wide "
                                            "GEMM2 tiles (it neither waits nor posts), got policy " + to_string(p.policy) +
                                            " and 128x" + std::to_string(p.tile_n2));
-  p.swap_gemm2 = opt.swap_gemm2 == 1 ||
-                 (opt.swap_gemm2 == -1 && mlp_swap_gemm2(s.m, p.policy == mlp_policy::none, p.tile_n2));
+  p.swap_gemm2 = opt.swap_gemm2 == 1;
   if (p.swap_gemm2) {
     p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
     p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
@@ -269,8 +266,7 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
     return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM1 needs the GeLU activation, "
                                            "policy none and 128-wide GEMM1 tiles, got " + to_string(s.act) +
                                            ", policy " + to_string(p.policy) + " and 128x" + std::to_string(p.tile_n1));
-  p.swap_gemm1 = opt.swap_gemm1 == 1 ||
-                 (opt.swap_gemm1 == -1 && mlp_swap_gemm1(s.m, s.act, p.policy == mlp_policy::none, p.tile_n1));
+  p.swap_gemm1 = opt.swap_gemm1 == 1;
   if (p.swap_gemm1) {
     p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
     p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);

@@ -126,9 +126,9 @@ struct Case {
   int expect_n1 = 0, expect_n2 = 0;  // the plan's tile widths, where the case checks them
   int l2_mb = 0;       // MlpOptions::l2_prefetch_mb
   int expect_pf = -1;  // the plan's L2 prefetch k-blocks (-1: not checked, -2: > 0)
-  int swap2 = -1;      // MlpOptions::swap_gemm2
+  int swap2 = 0;       // MlpOptions::swap_gemm2
   int expect_swap = -1;  // the plan's swap_gemm2 (-1: not checked)
-  int swap1 = -1;        // MlpOptions::swap_gemm1
+  int swap1 = 0;         // MlpOptions::swap_gemm1
   int expect_swap1 = -1; // the plan's swap_gemm1 (-1: not checked)
 };
 
@@ -294,30 +294,30 @@ INSTANTIATE_TEST_SUITE_P(
         // 2 x 8 tile-parts), 24 MB (all of it here; `none`, one wave: the PDL path whose GEMM2
         // loads its weights before griddepcontrol.wait), off (the default), and with wide GEMM2 tiles
         Case{"gelu_none_pf1mb_split2_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 0},
-        Case{"swiglu_none_pf24mb_m17_h1024_f2048", S, 17, 1024, 2048, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 24, -2},
+        Case{"swiglu_none_pf24mb_m17_h1024_f2048", S, 17, 1024, 2048, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 24, -2, 1, 1},
         Case{"swiglu_none_pfoff_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, 0},
         Case{"gelu_none_pf2mb_wide2_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 256, 0, 0, 2, -2},
         // the swapped GEMM2 (W2 x Y^T, 128x32 tiles, Z written column-major as Z^T): ragged hidden
         // (520 = 4 x 128 + 8) and tokens (1 and 12: Y's box shortened to 8 and 16 rows; 17, 32,
         // 200 = 6 x 32 + 8), forced split-K, its PDL path (one
-        // wave) and its plain path (planned for 8 SMs), the plan's own choice at m <= 32, off at m = 17
+        // wave) and its plain path (planned for 8 SMs), off
         Case{"swiglu_none_swap_m1", S, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
-        Case{"gelu_none_swap_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
+        Case{"gelu_none_swap_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 0, 0},
         Case{"gelu_none_swap_m12", G, 12, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"swiglu_none_swap_split3_m32", S, 32, 520, 344, None, 0, 3, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"gelu_none_swap_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"swiglu_none_swap_serial_m200", S, 200, 520, 344, None, 0, 0, 0, 8, false, 0, 0, 0, 0, 0, -1, 1, 1},
         Case{"gelu_none_swap_pf1mb_m1_h1024_f2048", G, 1, 1024, 2048, None, 0, 2, 0, 0, false, 0, 0, 0, 0, 1, 3, 1, 1},
-        Case{"swiglu_auto_swapauto_m17_h1024_f2048", S, 17, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1},
+        Case{"swiglu_tuned_m17_h1024_f2048", S, 17, 1024, 2048, Auto, 0, 0, 0, 0, true},
         Case{"swiglu_none_swapoff_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0},
         // the swapped GeLU GEMM1 (W1 x X^T, Y written column-major as Y^T), alone and with the swapped
-        // GEMM2: ragged F (344 = 2 x 128 + 88) and tokens, split-K, the plan's own choice at m <= 32
+        // GEMM2: ragged F (344 = 2 x 128 + 88) and tokens, split-K, tuning that tries them
         Case{"gelu_none_swap1_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
         Case{"gelu_none_swap1off_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0},
         Case{"gelu_none_swap12_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_split3x2_m32", G, 32, 520, 344, None, 3, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap1_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
-        Case{"gelu_auto_swapauto_m8_h1024_f2048", G, 8, 1024, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1, -1, 1},
+        Case{"gelu_tuned_m8_h1024_f2048", G, 8, 1024, 2048, Auto, 0, 0, 0, 0, true},
         // 64 < m < 128: A's TMA box shortened to 80, 96 or 112 rows (the upper MMA warp group reads
         // stale shared-memory rows past the box, which feed only rows >= m), under every policy
         Case{"gelu_none_m65", G, 65, 520, 344, None},
