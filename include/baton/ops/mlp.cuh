@@ -161,7 +161,8 @@ struct MlpRunOptions {
   // Per-shape tuning (with plan.policy automatic): create() times a few candidate plans on `stream`
   // with the given tensors (it overwrites y and z) and keeps the fastest: the planned one (none),
   // none row-major, none with the other tile widths, the planned one without its L2 prefetch of
-  // W2, and per-row waits with 1-row, 2-row and planned tile bands. After ~50 ms of warm-up passes
+  // W2, at m <= kMlpSwapTileN the swapped GEMM2 (and GeLU GEMM1), and per-row waits with 1-row,
+  // 2-row and planned tile bands. After ~50 ms of warm-up passes
   // (the GPU settles at its sustained clock), tune_iters timed passes each, in 5 interleaved rounds
   // (median round); the planned chain is kept unless another is more than 2% faster. CUDA events,
   // per-event synchronization only.
@@ -268,7 +269,7 @@ class Mlp {
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
-    // The planned chain without its L2 prefetch of W2, and with GEMM2 not swapped.
+    // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
     // At decode, the swapped GEMMs (off by default: measured slower, run 22), or the caller's
     // swapped chain without them.
@@ -416,7 +417,7 @@ class Mlp {
                                 : DownGemm::can_implement(down);
     BATON_TRY(can2.with_context("gemm2"));
     if ((w1 != kMlpTileN || w2 != kMlpTileN || swap1 || swap2) && plan_.policy != mlp_policy::none)
-      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles and the swapped GEMM2 need policy none");
+      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles and the swapped GEMMs need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
