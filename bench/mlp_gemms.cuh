@@ -76,6 +76,17 @@ using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
+// 128x96 tiles, the same way (the op's narrow GEMMs: 4/3 the tiles of 128x128, for grids that
+// fill a wave better).
+using NarrowConfig1 = baton::ops::mlp_kernels::NarrowGeluConfig;
+using NarrowSwiConfig1 = baton::ops::mlp_kernels::NarrowSwiGluConfig;
+using NarrowConfig2 = baton::ops::mlp_kernels::NarrowDownConfig;
+using NarrowArgs1 = baton::sm90::GemmArguments<NarrowConfig1>;
+using NarrowSwiArgs1 = baton::sm90::GemmArguments<NarrowSwiConfig1>;
+using NarrowArgs2 = baton::sm90::GemmArguments<NarrowConfig2>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowArgs1& a);     // mlp_narrow_gemm1.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a);  // mlp_narrow_gemm1_swiglu.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a);     // mlp_narrow_gemm2.cu
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
@@ -119,6 +130,13 @@ struct OpKernels {
   template <class MidUpArgs>
   static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
   static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
+  template <class NarrowUpArgs>
+  static baton::result<baton::StageLaunch> up_narrow(const PlainStage& s, const NarrowUpArgs& a) {
+    return gemm1_narrow_launch(s, a);
+  }
+  static baton::result<baton::StageLaunch> down_narrow(const PlainStage& s, const NarrowArgs2& a) {
+    return gemm2_narrow_launch(s, a);
+  }
   static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
   static baton::result<baton::StageLaunch> up_swapped(const PlainStage& s, const SwapArgs1& a) { return gemm1_swap_launch(s, a); }
   static baton::result<baton::StageLaunch> down_swapped_after_grid(const PlainStage& s, const SwapArgs2& a) {

@@ -134,14 +134,14 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   auto e1 = plan_mlp(s, 132, odd);
   ASSERT_FALSE(e1.ok());
   EXPECT_EQ(e1.error().code(), baton::errc::invalid_argument);
-  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 128, 192 or 256, got 160"), std::string::npos)
+  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 96, 128, 192 or 256, got 160"), std::string::npos)
       << e1.error().message();
   baton::ops::MlpOptions waits = o;
   waits.policy = mlp_policy::kblock;
   auto e2 = plan_mlp(s, 132, waits);
   ASSERT_FALSE(e2.ok());
   EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
-  EXPECT_NE(e2.error().message().find("128x192 and 128x256 tiles need policy none"), std::string::npos)
+  EXPECT_NE(e2.error().message().find("128x96, 128x192 and 128x256 tiles need policy none"), std::string::npos)
       << e2.error().message();
   // A wide GEMM takes the caller's split-K, or chooses one over its own tiles (4 x 4 = 16 here).
   baton::ops::MlpOptions split = o;
@@ -158,6 +158,46 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_EQ(p4.value().split1, baton::choose_split_k(24, 192, 132));
   EXPECT_EQ(p4.value().gemm2.size(), 48);
   EXPECT_EQ(p4.value().split2, baton::choose_split_k(48, 96, 132));
+}
+
+// 128 x 96 tiles: on request (policy none), with their own grid and split-K; never chosen without
+// tuning (mlp_tile_width keeps to the measured widths), and refused with waits.
+TEST(OpsMlpPlan, NarrowTilesOnRequestOnly) {
+  baton::ops::MlpOptions o;
+  o.policy = mlp_policy::none;
+  o.tile_n1 = o.tile_n2 = baton::ops::kMlpNarrowTileN;
+  // GPT-3 m = 256: 64 x 2 = 128 GEMM1 tiles (one wave on 132 SMs, no split), 128 x 2 GEMM2 tiles.
+  auto p = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p.value().tile_n1, 96);
+  EXPECT_EQ(p.value().gemm1.size(), 128);
+  EXPECT_EQ(p.value().split1, 1);
+  EXPECT_EQ(p.value().gemm2.size(), 256);
+  EXPECT_NE(p.value().log_line().find("tiles 128x96/128x96"), std::string::npos) << p.value().log_line();
+  // SwiGLU decode: 2F = 5504 computed columns in 58 tiles (the last one 32 wide), split over them.
+  auto q = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, o);
+  ASSERT_TRUE(q.ok()) << q.error().to_string();
+  EXPECT_EQ(q.value().gemm1.size(), 58);
+  EXPECT_EQ(q.value().split1, baton::choose_split_k(58, 128, 132));
+  EXPECT_EQ(q.value().gemm2.size(), 86);
+  EXPECT_EQ(q.value().split2, baton::choose_split_k(86, 43, 132));
+  // The automatic width never picks 96, at any M of either preset.
+  for (int m : {1, 16, 128, 256, 512, 1024, 2048})
+    for (const MlpShape& s : {MlpShape{m, 12288, 6144, activation::gelu}, MlpShape{m, 8192, 2752, activation::swiglu}}) {
+      baton::ops::MlpOptions none;
+      none.policy = mlp_policy::none;
+      auto a = plan_mlp(s, 132, none);
+      ASSERT_TRUE(a.ok()) << a.error().to_string();
+      EXPECT_NE(a.value().tile_n1, 96) << a.value().log_line();
+      EXPECT_NE(a.value().tile_n2, 96) << a.value().log_line();
+    }
+  baton::ops::MlpOptions row = o;
+  row.policy = mlp_policy::row;
+  row.tile_n2 = 0;
+  auto e = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, row);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code(), baton::errc::not_supported);
+  EXPECT_NE(e.error().message().find("need policy none"), std::string::npos) << e.error().message();
 }
 
 // The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.

@@ -13,14 +13,15 @@
 //   BATON_TRY(mlp.value()->check_errors(stream));                    // watchdog reports, if any
 //
 // create(): plan_mlp (baton/ops/mlp.hpp) picks the policy (row, kblock or none), the split-K and
-// the tile width (128x128, or 128x192 / 128x256 for a GEMM without edges) of each GEMM; the chain
+// the tile width (128x128, or 128x96 / 128x192 / 128x256 for a GEMM without edges) of each GEMM; the chain
 // is validated, which runs the soundness checker on the chosen policy, before anything is bound or
 // launched; the plan's log line is printed (MlpRunOptions::log) and kept
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 6 GEMM1 + 8 GEMM2 kernels (up: plain, kblock, row, 128x192, 128x256,
-// swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and a PDL-waiting one),
+// including translation unit: 7 GEMM1 + 9 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
+// 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and a
+// PDL-waiting one),
 // ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
@@ -51,8 +52,8 @@ namespace baton::ops {
 namespace mlp_kernels {
 using bf16 = ::cutlass::bfloat16_t;
 // The op's GEMM configurations for a tile of 128 rows x N computed columns x 64-deep k-blocks:
-// GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 192 / 256
-// (plan_mlp's tile_n1 / tile_n2) for GEMMs without edges.
+// GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 96 / 192 /
+// 256 (plan_mlp's tile_n1 / tile_n2) for GEMMs without edges.
 template <int N>
 using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
 using GeluFusion =
@@ -74,6 +75,11 @@ using MidSwiGluConfig = UpConfigN<activation::swiglu, kMlpMidTileN>;
 using MidDownConfig = DownConfigN<kMlpMidTileN>;
 template <activation A>
 using MidUpConfig = UpConfigN<A, kMlpMidTileN>;
+using NarrowGeluConfig = UpConfigN<activation::gelu, kMlpNarrowTileN>;
+using NarrowSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN>;
+using NarrowDownConfig = DownConfigN<kMlpNarrowTileN>;
+template <activation A>
+using NarrowUpConfig = UpConfigN<A, kMlpNarrowTileN>;
 using WideGeluConfig = UpConfigN<activation::gelu, kMlpWideTileN>;
 using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
@@ -87,7 +93,7 @@ using SwapDownConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSw
 using SwapGeluConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>, GeluFusion,
                                         false, ::cutlass::layout::ColumnMajor>;
 static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
-                  WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2,
+                  WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2 && NarrowSwiGluConfig::out_tile_n == kMlpNarrowTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
 
 using KBlock = KBlockPolicy<footprint::GemmA>;
@@ -120,6 +126,13 @@ struct Inline {
   }
   static result<StageLaunch> down_wide(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
     return sm90::Gemm<WideDownConfig, PlainStage>::make_launch(s, a);
+  }
+  // 128x96 tiles, no edges.
+  static result<StageLaunch> up_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowUpConfig<A>>& a) {
+    return sm90::Gemm<NarrowUpConfig<A>, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
+    return sm90::Gemm<NarrowDownConfig, PlainStage>::make_launch(s, a);
   }
   // 128x192 tiles, no edges.
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
@@ -180,6 +193,8 @@ class Mlp {
   using WideDownArgs = sm90::GemmArguments<mlp_kernels::WideDownConfig>;
   using MidUpArgs = sm90::GemmArguments<mlp_kernels::MidUpConfig<Act>>;
   using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
+  using NarrowUpArgs = sm90::GemmArguments<mlp_kernels::NarrowUpConfig<Act>>;
+  using NarrowDownArgs = sm90::GemmArguments<mlp_kernels::NarrowDownConfig>;
   using SwapDownArgs = sm90::GemmArguments<mlp_kernels::SwapDownConfig>;
   using SwapUpArgs = sm90::GemmArguments<mlp_kernels::SwapGeluConfig>;
 
@@ -304,10 +319,10 @@ class Mlp {
       if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
       if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
       if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
-      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || c.tile_n1 > kMlpTileN)) co.plan.swap_gemm1 = 0;
+      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || (c.tile_n1 != 0 && c.tile_n1 != kMlpTileN))) co.plan.swap_gemm1 = 0;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
       // reject it).
-      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || c.tile_n2 > kMlpTileN)) co.plan.swap_gemm2 = 0;
+      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || (c.tile_n2 != 0 && c.tile_n2 != kMlpTileN))) co.plan.swap_gemm2 = 0;
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       ms.push_back(std::move(m.value()));
@@ -361,16 +376,19 @@ class Mlp {
                   static_cast<bf16*>(t.z)};
     up.split_k = plan_.split1;
     down.split_k = plan_.split2;
-    // The 128x192 / 128x256 forms of both GEMMs: the plan's tile width picks one per GEMM.
+    // The 128x96 / 128x192 / 128x256 forms of both GEMMs: the plan's tile width picks one per GEMM.
     const int w1 = plan_.tile_n1, w2 = plan_.tile_n2;
+    const bool narrow1 = w1 == kMlpNarrowTileN, narrow2 = w2 == kMlpNarrowTileN;
     const bool mid1 = w1 == kMlpMidTileN, mid2 = w2 == kMlpMidTileN;
     const bool wide1 = w1 == kMlpWideTileN, wide2 = w2 == kMlpWideTileN;
     MidUpArgs mid_up{s.m, n1, s.hidden, up.a, up.b, up.d};
     MidDownArgs mid_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
     WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    mid_up.split_k = wide_up.split_k = plan_.split1;
-    mid_down.split_k = wide_down.split_k = plan_.split2;
+    NarrowUpArgs narrow_up{s.m, n1, s.hidden, up.a, up.b, up.d};
+    NarrowDownArgs narrow_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
+    mid_up.split_k = wide_up.split_k = narrow_up.split_k = plan_.split1;
+    mid_down.split_k = wide_down.split_k = narrow_down.split_k = plan_.split2;
     // The swapped GEMM2: m = H (W2's rows), n = the tokens, A = W2, B = Y, D = Z as [H, m] column-major.
     const bool swap2 = plan_.swap_gemm2;
     SwapDownArgs swap_down{s.hidden, s.m, s.ffn, down.b, down.a, down.d};
@@ -383,25 +401,31 @@ class Mlp {
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
       next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
-    up.next_weights = mid_up.next_weights = wide_up.next_weights = swap_up.next_weights = next;
+    up.next_weights = mid_up.next_weights = wide_up.next_weights = narrow_up.next_weights = swap_up.next_weights = next;
     // The split-K workspace of the tile shape each GEMM runs with.
     const size_t sw1_bytes = swap1  ? sm90::split_workspace_bytes(swap_up)
                              : wide1 ? sm90::split_workspace_bytes(wide_up)
                              : mid1 ? sm90::split_workspace_bytes(mid_up)
+                             : narrow1 ? sm90::split_workspace_bytes(narrow_up)
                                     : sm90::split_workspace_bytes(up);
     const size_t sw2_bytes = swap2   ? sm90::split_workspace_bytes(swap_down)
                              : wide2 ? sm90::split_workspace_bytes(wide_down)
                              : mid2  ? sm90::split_workspace_bytes(mid_down)
+                             : narrow2 ? sm90::split_workspace_bytes(narrow_down)
                                      : sm90::split_workspace_bytes(down);
     BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
-    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = swap_up.split_workspace = sw1_;
-    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = swap_down.split_workspace = sw2_;
+    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = narrow_up.split_workspace =
+        swap_up.split_workspace = sw1_;
+    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = narrow_down.split_workspace =
+        swap_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
     using MidUpGemm = sm90::Gemm<mlp_kernels::MidUpConfig<Act>, mlp_kernels::PlainStage>;
     using MidDownGemm = sm90::Gemm<mlp_kernels::MidDownConfig, mlp_kernels::PlainStage>;
+    using NarrowUpGemm = sm90::Gemm<mlp_kernels::NarrowUpConfig<Act>, mlp_kernels::PlainStage>;
+    using NarrowDownGemm = sm90::Gemm<mlp_kernels::NarrowDownConfig, mlp_kernels::PlainStage>;
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
     using SwapDownGemm = sm90::Gemm<mlp_kernels::SwapDownConfig, mlp_kernels::PlainStage>;
@@ -409,15 +433,18 @@ class Mlp {
     const status can1 = swap1  ? SwapUpGemm::can_implement(swap_up)
                         : wide1 ? WideUpGemm::can_implement(wide_up)
                         : mid1 ? MidUpGemm::can_implement(mid_up)
+                        : narrow1 ? NarrowUpGemm::can_implement(narrow_up)
                                : UpGemm::can_implement(up);
     BATON_TRY(can1.with_context("gemm1"));
     const status can2 = swap2   ? SwapDownGemm::can_implement(swap_down)
                         : wide2 ? WideDownGemm::can_implement(wide_down)
                         : mid2  ? MidDownGemm::can_implement(mid_down)
+                        : narrow2 ? NarrowDownGemm::can_implement(narrow_down)
                                 : DownGemm::can_implement(down);
     BATON_TRY(can2.with_context("gemm2"));
     if ((w1 != kMlpTileN || w2 != kMlpTileN || swap1 || swap2) && plan_.policy != mlp_policy::none)
-      return status(errc::not_supported, "baton::ops::mlp: 128x192 and 128x256 tiles and the swapped GEMMs need policy none");
+      return status(errc::not_supported,
+                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles and the swapped GEMMs need policy none");
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -450,8 +477,8 @@ class Mlp {
         // GEMM1 in one wave (decode): GEMM2 PDL-launched, loading its weights and then waiting with
         // griddepcontrol.wait before its loads of Y, so its launch, prologue and first weight
         // loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster);
-        // more waves: two plain launches (PDL measured 0-4% slower there). The wide GEMM2 has no
-        // PDL-waiting instantiation: two plain launches.
+        // more waves: two plain launches (PDL measured 0-4% slower there). GEMM2s of other widths
+        // have no PDL-waiting instantiation: two plain launches.
         const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && (w2 == kMlpTileN || swap2);
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
@@ -470,12 +497,14 @@ class Mlp {
         if (!swap1) {
           l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
                : mid1 ? Kernels::up_mid(st1.value(), mid_up)
+               : narrow1 ? Kernels::up_narrow(st1.value(), narrow_up)
                       : Kernels::up(st1.value(), up);
         }
         l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
                                     : Kernels::down_swapped(st2.value(), swap_down))
              : wide2    ? Kernels::down_wide(st2.value(), wide_down)
              : mid2     ? Kernels::down_mid(st2.value(), mid_down)
+             : narrow2  ? Kernels::down_narrow(st2.value(), narrow_down)
              : one_wave ? Kernels::down_after_grid(st2.value(), down)
                         : Kernels::down(st2.value(), down);
       }

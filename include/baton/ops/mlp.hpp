@@ -53,7 +53,7 @@ struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
   int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
   int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
-  // Tile width (computed columns) of GEMM1 / GEMM2: 128, 192 or 256 (192 and 256: policy none
+  // Tile width (computed columns) of GEMM1 / GEMM2: 96, 128, 192 or 256 (all but 128: policy none
   // only; with split-K chosen over their own tiles); 0: mlp_tile_width.
   int tile_n1 = 0, tile_n2 = 0;
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
@@ -81,9 +81,17 @@ struct MlpOptions {
 inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? gemm1.m : 1) : 8; }
 
 // The tile shapes of the op's GEMMs (baton/ops/mlp.cuh static_asserts that its kernels match):
-// 128 x 128 x 64, and 128 x 192 x 64 / 128 x 256 x 64 ("mid" / "wide") for GEMMs without edges.
-inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpMidTileN = 192, kMlpWideTileN = 256;
-inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
+// 128 x 128 x 64, and 128 x 96 x 64 / 128 x 192 x 64 / 128 x 256 x 64 ("narrow" / "mid" / "wide")
+// for GEMMs without edges.
+inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpNarrowTileN = 96, kMlpMidTileN = 192,
+                     kMlpWideTileN = 256;
+// Every width the op has kernels for (MlpRunOptions::tune times all of them), and the ones
+// mlp_tile_width chooses from without tuning.
+inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpNarrowTileN, kMlpMidTileN, kMlpWideTileN};
+inline constexpr int kMlpAutoTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
+inline constexpr bool mlp_tile_width_ok(int w) {
+  return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
+}
 
 // Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2).
 inline constexpr int kMlpSwapTileN = 32;
@@ -97,11 +105,12 @@ inline constexpr int kMlpSwapTileN = 32;
 // tiles also change how the tiles fill their waves, which is most of the effect at M = 256..1024:
 // cuBLASLt's heuristic picks 96..256-wide tiles that make ~1.0, 2.0 or 4.0 waves (bench log, run 19).
 // Split-K GEMMs (decode) keep 128 (MlpRunOptions::tune tries the others with their own split).
+// 128 x 96 tiles (kMlpNarrowTileN) are not chosen here until measured: tuning tries them.
 inline int mlp_tile_width(int rows, int n, int split, int sms) {
   if (split > 1 || rows < 1 || sms < 1) return kMlpTileN;
   int best = kMlpTileN;
   double best_t = 0;
-  for (int w : kMlpTileWidths) {
+  for (int w : kMlpAutoTileWidths) {
     const int64_t tiles = int64_t(rows) * ceil_div(n, w);
     const double speed = w == kMlpTileN ? 1.0 : w == kMlpMidTileN ? 0.95 : 0.9;
     const double t = double((tiles + sms - 1) / sms) * (double(w) / kMlpTileN) * speed;
@@ -212,9 +221,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   for (int t : {opt.tile_n1, opt.tile_n2})
-    if (t != 0 && t != kMlpTileN && t != kMlpMidTileN && t != kMlpWideTileN)
+    if (t != 0 && !mlp_tile_width_ok(t))
       return status(errc::invalid_argument,
-                    "baton::ops::mlp: tile widths must be 0 (automatic), 128, 192 or 256, got " + std::to_string(t));
+                    "baton::ops::mlp: tile widths must be 0 (automatic), 96, 128, 192 or 256, got " + std::to_string(t));
   MlpPlan p;
   p.shape = s;
   const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
@@ -230,11 +239,12 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
     p.policy = opt.policy;
     p.reason = "the caller asked for it";
   }
-  // Wider tiles exist for GEMMs without edges only.
-  const bool want_wide = (opt.tile_n1 != 0 && opt.tile_n1 != kMlpTileN) || (opt.tile_n2 != 0 && opt.tile_n2 != kMlpTileN);
-  if (want_wide && p.policy != mlp_policy::none)
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x192 and 128x256 tiles need policy none (the " +
-                                           "op has no wider kernels that wait or post), got policy " + to_string(p.policy));
+  // Tiles other than 128 x 128 exist for GEMMs without edges only.
+  const bool want_other = (opt.tile_n1 != 0 && opt.tile_n1 != kMlpTileN) || (opt.tile_n2 != 0 && opt.tile_n2 != kMlpTileN);
+  if (want_other && p.policy != mlp_policy::none)
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x96, 128x192 and 128x256 tiles need policy " +
+                                           "none (the op has no kernels of those widths that wait or post), got policy " +
+                                           to_string(p.policy));
   const Grid narrow1{rows, ceil_div(n1, kMlpTileN), 1}, narrow2{rows, ceil_div(s.hidden, kMlpTileN), 1};
   const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
   const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);

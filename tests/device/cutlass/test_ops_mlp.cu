@@ -6,7 +6,8 @@
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
 //   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
 //   * 64 < m < 128 (A's TMA box shortened to 80, 96, 112 rows) under each policy;
-//   * 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and without split-K;
+//   * 128x96, 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and
+//     without split-K;
 //   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
 //     by planning for 8 SMs);
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
@@ -288,6 +289,18 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_mid_split3x2_m1", S, 1, 520, 344, None, 3, 2, 0, 0, false, 192, 192},
         Case{"gelu_none_mid_wide_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 192, 256},
         Case{"swiglu_none_wide_mid_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 256, 192},
+        // 128x96 tiles (48 output columns per SwiGLU tile), alone and mixed with 128x128 / 128x256,
+        // ragged (GEMM1 n = 344 = 3 x 96 + 56, 688 = 7 x 96 + 16; GEMM2 n = 520 = 5 x 96 + 40),
+        // with and without split-K, on the PDL path (one wave) and the serial one (8 SMs)
+        Case{"gelu_none_narrow_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 96, 96},
+        Case{"swiglu_none_narrow_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 96, 96},
+        Case{"gelu_none_narrow_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 96, 96},
+        Case{"swiglu_none_narrow_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 96, 96},
+        Case{"swiglu_none_narrow_split3x2_m1", S, 1, 520, 344, None, 3, 2, 0, 0, false, 96, 96},
+        Case{"gelu_none_narrow1_m65", G, 65, 520, 344, None, 0, 0, 0, 0, false, 96, 128},
+        Case{"swiglu_none_narrow2_m200", S, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 96},
+        Case{"gelu_none_narrow_wide_serial_m200", G, 200, 520, 344, None, 0, 0, 0, 8, false, 96, 256},
+        Case{"swiglu_none_narrow_autosplit_m17_h2048_f2048", S, 17, 2048, 2048, None, 0, 0, 0, 0, false, 96, 96},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // GEMM1 prefetching W2 into L2 as it ends: part of W2 (1 MB = 3 k-blocks of each of the
