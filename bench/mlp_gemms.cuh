@@ -87,6 +87,8 @@ using NarrowArgs2 = baton::sm90::GemmArguments<NarrowConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowArgs1& a);     // mlp_narrow_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a);  // mlp_narrow_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a);     // mlp_narrow_gemm2.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s,
+                                                                                     const NarrowArgs2& a);  // mlp_narrow_gemm2_pdl_wf.cu
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
@@ -136,6 +138,9 @@ struct OpKernels {
   }
   static baton::result<baton::StageLaunch> down_narrow(const PlainStage& s, const NarrowArgs2& a) {
     return gemm2_narrow_launch(s, a);
+  }
+  static baton::result<baton::StageLaunch> down_narrow_after_grid(const PlainStage& s, const NarrowArgs2& a) {
+    return gemm2_narrow_pdl_weights_first_launch(s, a);
   }
   static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
   static baton::result<baton::StageLaunch> up_swapped(const PlainStage& s, const SwapArgs1& a) { return gemm1_swap_launch(s, a); }

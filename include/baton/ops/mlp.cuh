@@ -19,9 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 7 GEMM1 + 9 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
-// 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and a
-// PDL-waiting one),
+// including translation unit: 7 GEMM1 + 10 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
+// 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and PDL-waiting
+// 128x128 and 128x96 ones),
 // ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
@@ -133,6 +133,10 @@ struct Inline {
   }
   static result<StageLaunch> down_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
     return sm90::Gemm<NarrowDownConfig, PlainStage>::make_launch(s, a);
+  }
+  // ... and PDL-launched, weights first (as down_after_grid).
+  static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
+    return sm90::Gemm<NarrowDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
   }
   // 128x192 tiles, no edges.
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
@@ -477,9 +481,10 @@ class Mlp {
         // GEMM1 in one wave (decode): GEMM2 PDL-launched, loading its weights and then waiting with
         // griddepcontrol.wait before its loads of Y, so its launch, prologue and first weight
         // loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster);
-        // more waves: two plain launches (PDL measured 0-4% slower there). GEMM2s of other widths
-        // have no PDL-waiting instantiation: two plain launches.
-        const bool one_wave = g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && (w2 == kMlpTileN || swap2);
+        // more waves: two plain launches (PDL measured 0-4% slower there). The 128x192 / 128x256
+        // GEMM2s have no PDL-waiting instantiation: two plain launches.
+        const bool one_wave =
+            g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && (w2 == kMlpTileN || narrow2 || swap2);
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
@@ -504,7 +509,8 @@ class Mlp {
                                     : Kernels::down_swapped(st2.value(), swap_down))
              : wide2    ? Kernels::down_wide(st2.value(), wide_down)
              : mid2     ? Kernels::down_mid(st2.value(), mid_down)
-             : narrow2  ? Kernels::down_narrow(st2.value(), narrow_down)
+             : narrow2  ? (one_wave ? Kernels::down_narrow_after_grid(st2.value(), narrow_down)
+                                    : Kernels::down_narrow(st2.value(), narrow_down))
              : one_wave ? Kernels::down_after_grid(st2.value(), down)
                         : Kernels::down(st2.value(), down);
       }
