@@ -96,6 +96,7 @@ struct Args {
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
   int swap_gemm2 = 0;          // baton-auto's swapped GEMM2 (0: off, the op's default; tuning tries it)
   int swap_gemm1 = 0;          // baton-auto's swapped GeLU GEMM1 (the same)
+  int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -110,7 +111,7 @@ void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
-      "                       [--swap-gemm1 0|1] [--reps R]\n"
+      "                       [--swap-gemm1 0|1] [--breakdown 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -133,6 +134,9 @@ void usage() {
       "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
       "                       it either way)\n"
       "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
+      "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
+      "                       its own, and write DIR/<workload>-breakdown.csv: chain = GEMM1 + GEMM2 + rest\n"
+      "                       (rest: what the chain costs beyond its GEMMs run alone; default 1)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -212,6 +216,8 @@ bool parse(int argc, char** argv, Args& a) {
       if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
       if (!int_opt(0, 1, a.swap_gemm2)) return false;
+    } else if (k == "--breakdown") {
+      if (!int_opt(0, 1, a.breakdown)) return false;
     } else if (k == "--split-k") {
       const std::string sk = v;
       if (sk == "auto") {
@@ -622,11 +628,20 @@ struct LtMlp {
     return {};
   }
   [[nodiscard]] status enqueue(cudaStream_t s) const {
+    BATON_TRY(enqueue_gemm1(s));
+    return enqueue_gemm2(s);
+  }
+  // GEMM1 (and the SwiGLU kernel after it), GEMM2: each alone for the breakdown.
+  [[nodiscard]] status enqueue_gemm1(cudaStream_t s) const {
     const float alpha = 1.f, beta = 0.f;
     bf16* out1 = p.swiglu ? p.t : p.y;
     LT_TRY(cublasLtMatmul(h, op1, &alpha, p.w1, a1, p.x, b1, &beta, out1, d1, out1, d1, &algo1, workspace,
                           kLtWorkspaceBytes, s));
     if (p.swiglu) BATON_TRY(swiglu_pairs(p, s));
+    return {};
+  }
+  [[nodiscard]] status enqueue_gemm2(cudaStream_t s) const {
+    const float alpha = 1.f, beta = 0.f;
     LT_TRY(cublasLtMatmul(h, op2, &alpha, p.w2, a2, p.y, b2, &beta, p.z, d2, p.z, d2, &algo2, workspace,
                           kLtWorkspaceBytes, s));
     return {};
@@ -817,6 +832,9 @@ struct OpMlp {
     return {};
   }
   [[nodiscard]] status enqueue(cudaStream_t s) { return gelu ? gelu->enqueue(s) : swiglu->enqueue(s); }
+  [[nodiscard]] status enqueue_gemm(int which, cudaStream_t s) {
+    return gelu ? gelu->enqueue_gemm(which, s) : swiglu->enqueue_gemm(which, s);
+  }
   const ops::MlpPlan& plan() const { return gelu ? gelu->plan() : swiglu->plan(); }
   [[nodiscard]] status errors(cudaStream_t s) { return gelu ? gelu->check_errors(s) : swiglu->check_errors(s); }
 };
@@ -859,12 +877,37 @@ template <class Mlp>
   return {};
 }
 
+// One row of DIR/<workload>-breakdown.csv: a chain's pass against its two GEMMs timed alone.
+struct BreakdownRow {
+  int m = 0;
+  std::string variant, plan;
+  double chain_us = 0, gemm1_us = 0, gemm2_us = 0;
+  double gemm1_floor_us = 0, gemm2_floor_us = 0;  // max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s) per GEMM
+  double gemm1_bytes = 0, gemm2_bytes = 0;        // weights + activations read + output written
+};
+
+[[nodiscard]] status write_breakdown_csv(const std::string& path, const std::string& workload,
+                                         const std::vector<BreakdownRow>& rows) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return status(errc::invalid_argument, "cannot write '" + path + "'");
+  std::fprintf(f,
+               "workload,m,variant,chain_us,gemm1_us,gemm2_us,rest_us,gemm1_floor_us,gemm2_floor_us,gemm1_tb_per_s,"
+               "gemm2_tb_per_s,plan\n");
+  for (const auto& r : rows)
+    std::fprintf(f, "%s,%d,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%s\n", workload.c_str(), r.m, r.variant.c_str(),
+                 r.chain_us, r.gemm1_us, r.gemm2_us, r.chain_us - r.gemm1_us - r.gemm2_us, r.gemm1_floor_us,
+                 r.gemm2_floor_us, r.gemm1_bytes / (r.gemm1_us * 1e6), r.gemm2_bytes / (r.gemm2_us * 1e6),
+                 r.plan.c_str());
+  if (std::fclose(f) != 0) return status(errc::invalid_argument, "writing '" + path + "' failed");
+  return {};
+}
+
 bool wanted(const Ctx& c, const std::string& v) {
   return std::find(c.args.variants.begin(), c.args.variants.end(), v) != c.args.variants.end();
 }
 
 // Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.
-bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
+bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<BreakdownRow>& parts) {
   Problem p{m, c.args.hidden, c.args.ffn, c.dx, c.dw1, c.dw2, c.dy, c.dz};
   p.swiglu = c.args.swiglu;
   p.t = c.dt;
@@ -1070,6 +1113,69 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows) {
     if (fatal) return false;
   }
 
+  // The breakdown: baton-auto's and cuBLASLt's GEMMs each timed alone (a graph of --iters-per-graph
+  // launches of that GEMM, the same method), against the chain's median above. rest = chain - GEMM1
+  // - GEMM2 is what chaining costs beyond the GEMMs themselves (launch and ramp between them, tails
+  // that do not overlap; negative where the chain overlaps them, PDL).
+  if (c.args.breakdown) {
+    auto chain_median = [&](const std::string& v) {
+      for (const auto& r : rows)
+        if (r.shape == shape && r.variant == v && r.correct) return r.median_us;
+      return 0.0;
+    };
+    auto time_alone = [&](const std::string& what, std::function<status()> f, double& med) -> status {
+      Variant v;
+      v.name = what;
+      v.enqueue = std::move(f);
+      std::vector<double> us;
+      BATON_TRY(time_variant(c, v, us).with_context("timing " + what + " alone"));
+      med = bench::stats(us).median;
+      return {};
+    };
+    const double n1 = p.swiglu ? 2.0 * p.f : double(p.f);
+    BreakdownRow base;
+    base.m = m;
+    base.gemm1_bytes = 2.0 * (n1 * p.h + double(m) * p.h + double(m) * p.f);
+    base.gemm2_bytes = 2.0 * (double(p.h) * p.f + double(m) * p.f + double(m) * p.h);
+    base.gemm1_floor_us = std::max(2.0 * m * n1 * p.h / 790e12, base.gemm1_bytes / 4.3e12) * 1e6;
+    base.gemm2_floor_us = std::max(2.0 * m * double(p.h) * p.f / 790e12, base.gemm2_bytes / 4.3e12) * 1e6;
+    struct Who {
+      std::string name;
+      std::function<status(int)> gemm;
+      std::string plan;
+    };
+    std::vector<Who> who;
+    if (wanted(c, "baton-auto") && chain_median("baton-auto") > 0 && (op->gelu || op->swiglu)) {
+      const auto& pl = op->plan();
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s", ops::to_string(pl.policy), pl.split1, pl.split2,
+                    pl.swap_gemm1 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n1)).c_str(),
+                    pl.swap_gemm2 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n2)).c_str());
+      who.push_back({"baton-auto", [&](int g) { return op->enqueue_gemm(g, c.stream); }, buf});
+    }
+    if (wanted(c, "cublaslt-graph") && chain_median("cublaslt-graph") > 0)
+      who.push_back({"cublaslt-graph",
+                     [&](int g) { return g == 1 ? lt.enqueue_gemm1(c.stream) : lt.enqueue_gemm2(c.stream); },
+                     p.swiglu ? "heuristic's top algorithm; GEMM1 includes the SwiGLU kernel" : "heuristic's top algorithm"});
+    for (auto& w : who) {
+      BreakdownRow r = base;
+      r.variant = w.name;
+      r.plan = w.plan;
+      r.chain_us = chain_median(w.name);
+      status st = time_alone(w.name + " GEMM1", [&] { return w.gemm(1); }, r.gemm1_us);
+      if (st.ok()) st = time_alone(w.name + " GEMM2", [&] { return w.gemm(2); }, r.gemm2_us);
+      if (!st.ok()) {
+        std::fprintf(stderr, "error: [m=%d] breakdown: %s\n", m, st.to_string().c_str());
+        (void)cudaGetLastError();
+        continue;
+      }
+      std::printf("[m=%d] breakdown %-14s chain %8.2f us = GEMM1 %8.2f (%.2f TB/s) + GEMM2 %8.2f (%.2f TB/s) + rest %7.2f\n",
+                  m, w.name.c_str(), r.chain_us, r.gemm1_us, r.gemm1_bytes / (r.gemm1_us * 1e6), r.gemm2_us,
+                  r.gemm2_bytes / (r.gemm2_us * 1e6), r.chain_us - r.gemm1_us - r.gemm2_us);
+      parts.push_back(r);
+    }
+  }
+
   if (c.args.trace_m == m) {
     const std::string base = c.args.out_dir + "/timeline-" + c.workload + "-m" + std::to_string(m);
     status st = write_timeline<BatonMlp<Row>>(c, p, base + ".json", "baton-row",
@@ -1185,13 +1291,17 @@ int main(int argc, char** argv) {
   if (status s = cuda_status(cudaStreamSynchronize(c.stream), "uploading the inputs"); !s.ok()) return fail(s);
 
   std::vector<bench::Row> rows;
+  std::vector<BreakdownRow> parts;
   const std::string out = c.args.out_dir + "/" + c.workload;
   bool fatal = false;
   for (int m : c.args.ms) {
-    fatal = !run_shape(c, m, rows);
+    fatal = !run_shape(c, m, rows, parts);
     bench::finalize(rows);  // written after every shape: a run killed later keeps what it measured
     bench::write_csv(out + ".csv", rows, env);
     bench::write_json(out + ".json", rows, env);
+    if (c.args.breakdown && !parts.empty())
+      if (status s = write_breakdown_csv(out + "-breakdown.csv", c.workload, parts); !s.ok())
+        std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
     if (fatal) break;
   }
   (void)cublasLtDestroy(c.lt);

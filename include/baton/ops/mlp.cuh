@@ -239,6 +239,27 @@ class Mlp {
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, sched_); }
   // Waits for `stream` and returns the chain's error record as a status (watchdog reports).
   [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  // One of the two GEMMs alone (which = 1 or 2), a plain launch on `stream`: for timing each GEMM
+  // of the plan in isolation (bench/mlp.cu's breakdown of a pass into GEMM1, GEMM2 and the rest).
+  // GEMM2 reads whatever Y holds. Plans with semaphores (row, kblock) are refused: a GEMM2 launched
+  // without its GEMM1 would wait for posts that never come, and its tickets would leave the chain's
+  // epochs out of step.
+  [[nodiscard]] status enqueue_gemm(int which, cudaStream_t stream) {
+    if (which != 1 && which != 2)
+      return status(errc::invalid_argument, "baton::ops::Mlp::enqueue_gemm: which must be 1 or 2, got " +
+                                                std::to_string(which));
+    if (plan_.policy != mlp_policy::none)
+      return status(errc::not_supported, std::string("baton::ops::Mlp::enqueue_gemm: the plan's policy is ") +
+                                             to_string(plan_.policy) +
+                                             "; one GEMM alone needs policy none (no semaphores between them)");
+    const StageLaunch& l = launches_[size_t(which - 1)];
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = l.grid;
+    cfg.blockDim = l.block;
+    cfg.dynamicSmemBytes = l.smem;
+    cfg.stream = stream;
+    return cuda_status(l.launch(cfg), "baton::ops::Mlp::enqueue_gemm: launching gemm" + std::to_string(which));
+  }
 
   const MlpPlan& plan() const { return plan_; }
   const Chain& chain() const { return chain_; }
