@@ -65,6 +65,7 @@ if want mlp && [ -x "$BIN/baton_bench_mlp" ]; then
   kill "$smi_pid" 2>/dev/null
   if python3 -c "import matplotlib" 2>/dev/null; then
     for c in "$DEST"/mlp-*.csv; do
+      case "$c" in *-breakdown.csv) continue ;; esac  # another schema: GEMMs alone (bench --breakdown)
       [ -f "$c" ] && python3 "$BIN/plot_bench.py" "$c" "${c%.csv}.png" 2>&1 | tee -a "$log"
     done
   fi
