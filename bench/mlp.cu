@@ -96,6 +96,7 @@ struct Args {
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
   int swap_gemm2 = 0;          // baton-auto's swapped GEMM2 (0: off, the op's default; tuning tries it)
   int swap_gemm1 = 0;          // baton-auto's swapped GeLU GEMM1 (the same)
+  int pdl = -1;                // baton-auto's MlpOptions::pdl (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
@@ -111,7 +112,7 @@ void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
-      "                       [--swap-gemm1 0|1] [--breakdown 0|1] [--reps R]\n"
+      "                       [--swap-gemm1 0|1] [--pdl auto|0|1] [--breakdown 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -134,6 +135,8 @@ void usage() {
       "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
       "                       it either way)\n"
       "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
+      "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
+      "                       (default auto: PDL when GEMM1 runs in one wave; tuning times the other too)\n"
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
       "                       its own, and write DIR/<workload>-breakdown.csv: chain = GEMM1 + GEMM2 + rest\n"
       "                       (rest: what the chain costs beyond its GEMMs run alone; default 1)\n"
@@ -216,6 +219,9 @@ bool parse(int argc, char** argv, Args& a) {
       if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
       if (!int_opt(0, 1, a.swap_gemm2)) return false;
+    } else if (k == "--pdl") {
+      if (std::string(v) == "auto") a.pdl = -1;
+      else if (!int_opt(0, 1, a.pdl)) return false;
     } else if (k == "--breakdown") {
       if (!int_opt(0, 1, a.breakdown)) return false;
     } else if (k == "--split-k") {
@@ -816,6 +822,7 @@ struct OpMlp {
     o.plan.l2_prefetch_mb = a.l2_prefetch_mb;
     o.plan.swap_gemm2 = a.swap_gemm2;
     o.plan.swap_gemm1 = a.swap_gemm1;
+    o.plan.pdl = a.pdl;
     o.watchdog_ns = kWatchdogNs;
     o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
@@ -1098,6 +1105,10 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                          : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
                          : on_baton_gemm                   ? "128x128/128x128"
                                                            : "-"},
+               {"gemm2_pdl", v.name == "baton-auto" && (op->gelu || op->swiglu) ? (op->plan().pdl ? "1" : "0")
+                             : v.name == "cutlass-pdl-graph" || v.name == "baton-kblock" || v.name == "baton-row" ? "1"
+                             : on_baton_gemm ? "0"
+                                             : "-"},
                {"l2_prefetch_kblocks", v.name == "baton-auto" && (op->gelu || op->swiglu)
                                            ? std::to_string(op->plan().l2_prefetch_kblocks)
                                            : "0"},

@@ -66,6 +66,8 @@ using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a);     // mlp_wide_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a);  // mlp_wide_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a);     // mlp_wide_gemm2.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_pdl_weights_first_launch(const PlainStage& s,
+                                                                                   const WideArgs2& a);  // mlp_wide_gemm2_pdl_wf.cu
 // 128x192 tiles, the same way (the op's mid-width GEMMs).
 using MidConfig1 = baton::ops::mlp_kernels::MidGeluConfig;
 using MidSwiConfig1 = baton::ops::mlp_kernels::MidSwiGluConfig;
@@ -76,6 +78,8 @@ using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_pdl_weights_first_launch(const PlainStage& s,
+                                                                                  const MidArgs2& a);  // mlp_mid_gemm2_pdl_wf.cu
 // 128x96 tiles, the same way (the op's narrow GEMMs: 4/3 the tiles of 128x128, for grids that
 // fill a wave better).
 using NarrowConfig1 = baton::ops::mlp_kernels::NarrowGeluConfig;
@@ -132,6 +136,12 @@ struct OpKernels {
   template <class MidUpArgs>
   static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
   static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_mid_after_grid(const PlainStage& s, const MidArgs2& a) {
+    return gemm2_mid_pdl_weights_first_launch(s, a);
+  }
+  static baton::result<baton::StageLaunch> down_wide_after_grid(const PlainStage& s, const WideArgs2& a) {
+    return gemm2_wide_pdl_weights_first_launch(s, a);
+  }
   template <class NarrowUpArgs>
   static baton::result<baton::StageLaunch> up_narrow(const PlainStage& s, const NarrowUpArgs& a) {
     return gemm1_narrow_launch(s, a);

@@ -37,17 +37,20 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
     auto p = plan_mlp(MlpShape{m, 1032, 344, activation::swiglu}, 132);  // H, F not multiples of the tile
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p.value().gemm1.m, (m + 127) / 128);
-    EXPECT_EQ(p.value().gemm1.n, (2 * 344 + 127) / 128);  // SwiGLU computes 2F columns
+    const int t1 = p.value().tile_n1, t2 = p.value().tile_n2;
+    EXPECT_EQ(p.value().gemm1.n, (2 * 344 + t1 - 1) / t1);  // SwiGLU computes 2F columns
     EXPECT_FALSE(p.value().swap_gemm2);  // the swapped GEMM2 is off unless asked for
-    EXPECT_EQ(p.value().gemm2.n, (1032 + 127) / 128);
+    EXPECT_EQ(p.value().gemm2.n, (1032 + t2 - 1) / t2);
   }
 }
 
 TEST(OpsMlpPlan, DecodeSplitsAndSkipsOverlap) {
   auto p = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().split1, baton::choose_split_k(48, 192, 132));
+  EXPECT_EQ(p.value().tile_n1, 96);  // decode: 128x96 tiles (measured, run 24), 6144 / 96 = 64 of them
+  EXPECT_EQ(p.value().split1, baton::choose_split_k(64, 192, 132));
   EXPECT_GT(p.value().split1, 1);
+  EXPECT_TRUE(p.value().pdl);  // 64 x 2 CTAs: one wave, GEMM2 PDL-launched
   EXPECT_EQ(p.value().policy, mlp_policy::none);
   EXPECT_EQ(p.value().group_m, 1);  // one row of tiles
   const std::string line = p.value().log_line();
@@ -77,20 +80,23 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
   EXPECT_NE(p.value().reason.find("caller"), std::string::npos);
 }
 
-// 128x192 / 128x256 tiles where they fill their waves better (the rule of mlp_tile_width).
+// 128x96 at decode; 128x96 / 128x192 / 128x256 where they fill their waves better (the rule of
+// mlp_tile_width), what run 24's tuning picked at every M of both presets.
 TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
   struct Want {
     int m, h, f;
     activation act;
     int t1, t2;
   };
-  for (const Want& w : {Want{1, 12288, 6144, activation::gelu, 128, 128},      // decode: split-K keeps 128
-                        Want{128, 12288, 6144, activation::gelu, 128, 128},    // 48 / 96 tiles: one wave already
-                        Want{256, 12288, 6144, activation::gelu, 128, 192},    // GEMM2 192 tiles = 2 waves -> 128 = 1
+  for (const Want& w : {Want{1, 12288, 6144, activation::gelu, 96, 96},        // one row of tiles: 96
+                        Want{128, 12288, 6144, activation::gelu, 96, 96},
+                        Want{16, 8192, 2752, activation::swiglu, 96, 96},
+                        Want{128, 8192, 2752, activation::swiglu, 96, 96},
+                        Want{256, 12288, 6144, activation::gelu, 96, 192},     // 96 -> 128 tiles; 192 -> 128
                         Want{512, 12288, 6144, activation::gelu, 192, 192},    // 192 -> 128 tiles, 384 -> 256
                         Want{1024, 12288, 6144, activation::gelu, 192, 256},   // 384 -> 256 tiles (2 waves); 768 -> 384
                         Want{2048, 12288, 6144, activation::gelu, 256, 256},   // 768 / 1536 tiles
-                        Want{256, 8192, 2752, activation::swiglu, 128, 128},   // 86 / 128 tiles: one wave
+                        Want{256, 8192, 2752, activation::swiglu, 96, 128},    // 86 -> 116 tiles; 128: one wave
                         Want{512, 8192, 2752, activation::swiglu, 192, 256},   // 172 -> 116 tiles, 256 -> 128
                         Want{1024, 8192, 2752, activation::swiglu, 192, 256}}) {
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
@@ -102,8 +108,8 @@ TEST(OpsMlpPlan, TileWidthFollowsTheWaves) {
     EXPECT_EQ(p.value().gemm1.n, (n1 + w.t1 - 1) / w.t1);
     EXPECT_FALSE(p.value().swap_gemm2) << "m=" << w.m;
     EXPECT_EQ(p.value().gemm2.n, (w.h + w.t2 - 1) / w.t2);
-    if (w.t1 != 128) EXPECT_EQ(p.value().split1, 1);
-    if (w.t2 != 128) EXPECT_EQ(p.value().split2, 1);
+    if (w.m > 128 && w.t1 != 128) EXPECT_EQ(p.value().split1, 1);
+    if (w.m > 128 && w.t2 != 128) EXPECT_EQ(p.value().split2, 1);
   }
   auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
@@ -160,9 +166,8 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_EQ(p4.value().split2, baton::choose_split_k(48, 96, 132));
 }
 
-// 128 x 96 tiles: on request (policy none), with their own grid and split-K; never chosen without
-// tuning (mlp_tile_width keeps to the measured widths), and refused with waits.
-TEST(OpsMlpPlan, NarrowTilesOnRequestOnly) {
+// 128 x 96 tiles on request (policy none), with their own grid and split-K; refused with waits.
+TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   baton::ops::MlpOptions o;
   o.policy = mlp_policy::none;
   o.tile_n1 = o.tile_n2 = baton::ops::kMlpNarrowTileN;
@@ -181,8 +186,8 @@ TEST(OpsMlpPlan, NarrowTilesOnRequestOnly) {
   EXPECT_EQ(q.value().split1, baton::choose_split_k(58, 128, 132));
   EXPECT_EQ(q.value().gemm2.size(), 86);
   EXPECT_EQ(q.value().split2, baton::choose_split_k(86, 43, 132));
-  // The automatic width never picks 96, at any M of either preset.
-  for (int m : {1, 16, 128, 256, 512, 1024, 2048})
+  // Above m = 256 the automatic width never picks 96 in either preset (run 24: more waves).
+  for (int m : {512, 1024, 2048})
     for (const MlpShape& s : {MlpShape{m, 12288, 6144, activation::gelu}, MlpShape{m, 8192, 2752, activation::swiglu}}) {
       baton::ops::MlpOptions none;
       none.policy = mlp_policy::none;
@@ -198,6 +203,46 @@ TEST(OpsMlpPlan, NarrowTilesOnRequestOnly) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code(), baton::errc::not_supported);
   EXPECT_NE(e.error().message().find("need policy none"), std::string::npos) << e.error().message();
+}
+
+// GEMM2's launch with policy none: PDL when GEMM1's CTAs fit one wave, or as the caller says; row and
+// kblock chains are always PDL-launched. The log line says which.
+TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
+  const MlpShape decode{1, 12288, 6144, activation::gelu}, prefill{2048, 12288, 6144, activation::gelu};
+  auto a = plan_mlp(decode, 132);
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a.value().pdl);
+  EXPECT_NE(a.value().log_line().find("GEMM2 PDL-launched"), std::string::npos) << a.value().log_line();
+  auto b = plan_mlp(prefill, 132);  // 6 waves of GEMM1 tiles
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b.value().pdl);
+  EXPECT_NE(b.value().log_line().find("GEMM2 after GEMM1"), std::string::npos) << b.value().log_line();
+  // One wave exactly: GPT-3 m = 512 on 128x192 tiles is 4 x 32 = 128 CTAs.
+  baton::ops::MlpOptions mid;
+  mid.policy = mlp_policy::none;
+  mid.tile_n1 = mid.tile_n2 = 192;
+  auto c = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 128, mid);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value().gemm1.size() * c.value().split1, 128);
+  EXPECT_TRUE(c.value().pdl);
+  auto c127 = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 127, mid);
+  ASSERT_TRUE(c127.ok());
+  EXPECT_EQ(c127.value().gemm1.size() * c127.value().split1, 128);
+  EXPECT_FALSE(c127.value().pdl) << c127.value().log_line();
+  baton::ops::MlpOptions on, off, row, bad;
+  on.pdl = 1;
+  off.pdl = 0;
+  row.policy = mlp_policy::row;
+  row.pdl = 0;  // ignored: a waiting GEMM2 is always PDL-launched
+  bad.pdl = 2;
+  EXPECT_TRUE(plan_mlp(prefill, 132, on).value().pdl);
+  EXPECT_FALSE(plan_mlp(decode, 132, off).value().pdl);
+  EXPECT_TRUE(plan_mlp(prefill, 132, row).value().pdl);
+  auto e = plan_mlp(decode, 132, bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code(), baton::errc::invalid_argument);
+  EXPECT_NE(e.error().message().find("pdl must be -1 (automatic), 0 (off) or 1 (on), got 2"), std::string::npos)
+      << e.error().message();
 }
 
 // The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.

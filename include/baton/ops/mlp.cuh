@@ -19,9 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 7 GEMM1 + 10 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
+// including translation unit: 7 GEMM1 + 12 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
 // 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and PDL-waiting
-// 128x128 and 128x96 ones),
+// ones of every width),
 // ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
@@ -137,6 +137,13 @@ struct Inline {
   // ... and PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
     return sm90::Gemm<NarrowDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
+  }
+  // 128x256 and 128x192 GEMM2s PDL-launched, weights first (as down_after_grid).
+  static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
+    return sm90::Gemm<WideDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_mid_after_grid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
+    return sm90::Gemm<MidDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
   }
   // 128x192 tiles, no edges.
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
@@ -297,6 +304,7 @@ class Mlp {
       int l2_mb = -1;                // -1: the caller's
       int swap2 = -2;                // -2: the caller's
       int swap1 = -2;
+      int pdl = -2;                  // -2: the caller's
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -321,6 +329,8 @@ class Mlp {
       }
     }
     if (bp.swap_gemm1 || bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
+    // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
+    if (bp.policy == mlp_policy::none) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, bp.pdl ? 0 : 1});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
     // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
@@ -331,7 +341,8 @@ class Mlp {
       for (const Candidate& d : cands) {
         if (&d == &c) break;
         dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
-                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1);
+                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1 &&
+                      d.pdl == c.pdl);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -344,6 +355,7 @@ class Mlp {
       if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
       if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
       if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
+      if (c.pdl >= -1) co.plan.pdl = c.pdl;
       if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || (c.tile_n1 != 0 && c.tile_n1 != kMlpTileN))) co.plan.swap_gemm1 = 0;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
       // reject it).
@@ -372,7 +384,7 @@ class Mlp {
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d,%s%d%s %.1f us", tried.empty() ? "" : ", ",
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d,%s%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
                     ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
                     ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1,
@@ -381,7 +393,7 @@ class Mlp {
                     ms[i]->plan_.l2_prefetch_kblocks > 0
                         ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
                         : "",
-                    med[i]);
+                    ms[i]->plan_.pdl ? "/pdl" : "/2 launches", med[i]);
       tried += buf;
     }
     std::unique_ptr<Mlp> best = std::move(ms[best_i]);
@@ -499,13 +511,11 @@ class Mlp {
       case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::KBlock{g1, fp})); break;
       case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::Row{g1, fp})); break;
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
-        // GEMM1 in one wave (decode): GEMM2 PDL-launched, loading its weights and then waiting with
-        // griddepcontrol.wait before its loads of Y, so its launch, prologue and first weight
-        // loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster);
-        // more waves: two plain launches (PDL measured 0-4% slower there). The 128x192 / 128x256
-        // GEMM2s have no PDL-waiting instantiation: two plain launches.
-        const bool one_wave =
-            g1.size() * int64_t(plan_.split1) <= int64_t(sms_) && (w2 == kMlpTileN || narrow2 || swap2);
+        // plan_.pdl (by default: GEMM1 in one wave): GEMM2 PDL-launched, loading its weights and
+        // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and
+        // first weight loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster at
+        // decode); otherwise two plain launches.
+        const bool one_wave = plan_.pdl;
         sched_ = one_wave ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
@@ -528,8 +538,10 @@ class Mlp {
         }
         l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
                                     : Kernels::down_swapped(st2.value(), swap_down))
-             : wide2    ? Kernels::down_wide(st2.value(), wide_down)
-             : mid2     ? Kernels::down_mid(st2.value(), mid_down)
+             : wide2    ? (one_wave ? Kernels::down_wide_after_grid(st2.value(), wide_down)
+                                    : Kernels::down_wide(st2.value(), wide_down))
+             : mid2     ? (one_wave ? Kernels::down_mid_after_grid(st2.value(), mid_down)
+                                    : Kernels::down_mid(st2.value(), mid_down))
              : narrow2  ? (one_wave ? Kernels::down_narrow_after_grid(st2.value(), narrow_down)
                                     : Kernels::down_narrow(st2.value(), narrow_down))
              : one_wave ? Kernels::down_after_grid(st2.value(), down)

@@ -7,7 +7,7 @@
 //
 //   auto plan = baton::ops::plan_mlp({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu}, 132);
 //   if (plan.ok()) std::puts(plan.value().log_line().c_str());
-//   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 3/2, tiles 128x128/128x128, ...
+//   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 2/1, tiles 128x96/128x96, ...
 #pragma once
 
 #include <algorithm>
@@ -72,6 +72,12 @@ struct MlpOptions {
   // The same for GEMM1 with the GeLU epilogue (X W1^T as W1 X^T, Y written column-major as Y^T;
   // the SwiGLU pair epilogue has no swapped form). 0: off (the default); 1: on.
   int swap_gemm1 = 0;
+  // Policy none: GEMM2 PDL-launched, its weights streaming into its pipeline before
+  // griddepcontrol.wait (then its loads of Y), so its launch, prologue and first weight loads overlap
+  // GEMM1's last tiles; otherwise launched after GEMM1. -1: automatic (PDL when GEMM1's CTAs fit in
+  // one wave), 0: never, 1: always (GEMM2's CTAs only start once every GEMM1 CTA has, i.e. in GEMM1's
+  // last wave, on the SMs it frees). MlpRunOptions::tune also times the other choice.
+  int pdl = -1;
 };
 
 
@@ -85,10 +91,9 @@ inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? 
 // for GEMMs without edges.
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpNarrowTileN = 96, kMlpMidTileN = 192,
                      kMlpWideTileN = 256;
-// Every width the op has kernels for (MlpRunOptions::tune times all of them), and the ones
-// mlp_tile_width chooses from without tuning.
+// Every width the op has kernels for (mlp_tile_width chooses among them; MlpRunOptions::tune
+// times all of them).
 inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpNarrowTileN, kMlpMidTileN, kMlpWideTileN};
-inline constexpr int kMlpAutoTileWidths[] = {kMlpTileN, kMlpMidTileN, kMlpWideTileN};
 inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
 }
@@ -97,22 +102,28 @@ inline constexpr bool mlp_tile_width_ok(int w) {
 inline constexpr int kMlpSwapTileN = 32;
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
-// semaphores (policy none), on `sms` SMs: the width w of {128, 192, 256} with the least
-// ceil(tiles_w / sms) x (w / 128) x speed_w, in units of one 128 x 128 tile's time. A wider tile
-// does more MMAs per shared-memory fill: speed_256 = 0.9 was measured (run 16,
-// bench/results/h200/history/run16-wide-experiment: GPT-3 / LLaMA m = 2048 6-8% faster with both
-// GEMMs wide), speed_192 = 0.95 is interpolated (MlpRunOptions::tune times every width). Wider
-// tiles also change how the tiles fill their waves, which is most of the effect at M = 256..1024:
-// cuBLASLt's heuristic picks 96..256-wide tiles that make ~1.0, 2.0 or 4.0 waves (bench log, run 19).
-// Split-K GEMMs (decode) keep 128 (MlpRunOptions::tune tries the others with their own split).
-// 128 x 96 tiles (kMlpNarrowTileN) are not chosen here until measured: tuning tries them.
+// semaphores (policy none), on `sms` SMs.
+// - One row of tiles (m <= 128: decode): 96, with split-K chosen over its own tiles. Run 24
+//   (bench/results/h200/history/run24-narrow) timed every pair of widths at every M of both presets
+//   in the op's tuning: 128x96 for both GEMMs was the fastest at every M <= 128, 2-7% ahead of
+//   128x128 (GPT-3 m = 1: 78.1 vs 81.3 us; LLaMA m = 128: 49.0 vs 55.8 us).
+// - More rows: the width w of {128, 96, 192, 256} with the least ceil(tiles_w / sms) x (w / 128) x
+//   speed_w, in units of one 128 x 128 tile's time. A wider tile does more MMAs per shared-memory
+//   fill: speed_256 = 0.9 was measured (run 16, history/run16-wide-experiment: GPT-3 / LLaMA
+//   m = 2048 6-8% faster with both GEMMs wide), speed_192 = 0.95 is interpolated and speed_96 = 1.0
+//   fits run 24 (96 for GEMM1 at m = 256 of both presets, not at m >= 512; never for GEMM2 there).
+//   Most of the effect at M = 256..1024 is how the tiles fill their waves: cuBLASLt's heuristic
+//   picks 96..256-wide tiles that make ~1.0, 2.0 or 4.0 waves (bench log, run 19). Ties keep 128.
+// MlpRunOptions::tune times every pair of widths on the GPU at hand.
 inline int mlp_tile_width(int rows, int n, int split, int sms) {
-  if (split > 1 || rows < 1 || sms < 1) return kMlpTileN;
+  if (rows < 1 || sms < 1) return kMlpTileN;
+  if (rows == 1) return kMlpNarrowTileN;
+  if (split > 1) return kMlpTileN;
   int best = kMlpTileN;
   double best_t = 0;
-  for (int w : kMlpAutoTileWidths) {
+  for (int w : kMlpTileWidths) {
     const int64_t tiles = int64_t(rows) * ceil_div(n, w);
-    const double speed = w == kMlpTileN ? 1.0 : w == kMlpMidTileN ? 0.95 : 0.9;
+    const double speed = w == kMlpMidTileN ? 0.95 : w == kMlpWideTileN ? 0.9 : 1.0;
     const double t = double((tiles + sms - 1) / sms) * (double(w) / kMlpTileN) * speed;
     if (w == kMlpTileN || t < best_t) {
       best = w;
@@ -143,6 +154,7 @@ struct MlpPlan {
   int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
   bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
   bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (GeLU; gemm1 then counts F tiles x token tiles)
+  bool pdl = true;              // GEMM2 PDL-launched (row / kblock chains always are)
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
@@ -154,7 +166,7 @@ struct MlpPlan {
            (swap_gemm2 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W2 x Y^T)"
                        : "128x" + std::to_string(tile_n2)) +
            ", tile order Grouped{" +
-           std::to_string(group_m) + "}, L2 prefetch of W2 " +
+           std::to_string(group_m) + "}, GEMM2 " + (pdl ? "PDL-launched" : "after GEMM1") + ", L2 prefetch of W2 " +
            (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
            ", because " + reason;
   }
@@ -168,10 +180,12 @@ struct MlpPlan {
 // tile on GEMM2's TMA issue path). Each GEMM alone saturates HBM (decode) or the tensor cores
 // (prefill) and a kernel boundary inside a graph costs a few microseconds, so overlap has nothing
 // to win: the op runs without it (none) and says so. row / kblock stay available on request.
-inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, std::string& why) {
+inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, std::string& why, int split1 = 1) {
   (void)s;
-  why = std::to_string(gemm1.size()) + " GEMM1 tiles (" +
-        std::to_string(double(gemm1.size()) / double(sms > 0 ? sms : 1)).substr(0, 4) +
+  const int64_t ctas = gemm1.size() * int64_t(split1 > 0 ? split1 : 1);
+  why = std::to_string(gemm1.size()) + " GEMM1 tiles" +
+        (split1 > 1 ? " x " + std::to_string(split1) + " split-K parts" : std::string()) + " (" +
+        std::to_string(double(ctas) / double(sms > 0 ? sms : 1)).substr(0, 4) +
         " waves): on the H200 per-row and per-k-block waits measured slower than two plain launches in a graph "
         "at every M (each GEMM saturates HBM or the tensor cores; docs/mlp.md), so no overlap";
   return mlp_policy::none;
@@ -218,6 +232,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.swap_gemm2 < 0 || opt.swap_gemm2 > 1)
     return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm2));
+  if (opt.pdl < -1 || opt.pdl > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: pdl must be -1 (automatic), 0 (off) or 1 (on), got " +
+                                              std::to_string(opt.pdl));
   if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
     return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
   for (int t : {opt.tile_n1, opt.tile_n2})
@@ -281,6 +298,11 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
     p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
     p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   }
+  // The automatic policy's reason, restated for the grid GEMM1 runs with.
+  if (opt.policy == mlp_policy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.split1);
+  // GEMM2's launch: row / kblock chains are always PDL-launched (their GEMM2 waits on semaphores).
+  p.pdl = p.policy != mlp_policy::none || opt.pdl == 1 ||
+          (opt.pdl == -1 && p.gemm1.size() * int64_t(p.split1) <= int64_t(sms));
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
   return p;

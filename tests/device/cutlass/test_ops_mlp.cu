@@ -8,8 +8,10 @@
 //   * 64 < m < 128 (A's TMA box shortened to 80, 96, 112 rows) under each policy;
 //   * 128x96, 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and
 //     without split-K;
-//   * `none` on both of its paths: PDL (GEMM1 in one wave) and two plain launches (more waves, here
-//     by planning for 8 SMs);
+//   * `none` on both of its paths: GEMM2 PDL-launched (weights first; by default when GEMM1 runs in
+//     one wave) and two plain launches (more waves, here by planning for 8 SMs), for every width,
+//     and forced either way (MlpOptions::pdl), PDL also over a GEMM1 of several waves;
+//   * each GEMM alone (Mlp::enqueue_gemm) gives the same Z; refused under row / kblock;
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
 //   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
@@ -131,6 +133,8 @@ struct Case {
   int expect_swap = -1;  // the plan's swap_gemm2 (-1: not checked)
   int swap1 = 0;         // MlpOptions::swap_gemm1
   int expect_swap1 = -1; // the plan's swap_gemm1 (-1: not checked)
+  int pdl = -1;          // MlpOptions::pdl
+  int expect_pdl = -1;   // the plan's pdl (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -177,6 +181,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.l2_prefetch_mb = c.l2_mb;
   o.plan.swap_gemm2 = c.swap2;
   o.plan.swap_gemm1 = c.swap1;
+  o.plan.pdl = c.pdl;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -193,6 +198,7 @@ void OpsMlp::run_case(const Case& c) {
   if (c.expect_pf == -2) EXPECT_GT(plan.l2_prefetch_kblocks, 0) << plan.log_line();
   if (c.expect_swap >= 0) EXPECT_EQ(plan.swap_gemm2, c.expect_swap == 1) << plan.log_line();
   if (c.expect_swap1 >= 0) EXPECT_EQ(plan.swap_gemm1, c.expect_swap1 == 1) << plan.log_line();
+  if (c.expect_pdl >= 0) EXPECT_EQ(plan.pdl, c.expect_pdl == 1) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -323,7 +329,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_narrow_split3x2_m1", S, 1, 520, 344, None, 3, 2, 0, 0, false, 96, 96},
         Case{"gelu_none_narrow1_m65", G, 65, 520, 344, None, 0, 0, 0, 0, false, 96, 128},
         Case{"swiglu_none_narrow2_m200", S, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 96},
-        Case{"gelu_none_narrow_wide_serial_m200", G, 200, 520, 344, None, 0, 0, 0, 8, false, 96, 256},
+        Case{"gelu_none_narrow_wide_m200_8sms", G, 200, 520, 344, None, 0, 0, 0, 8, false, 96, 256},
+        // GEMM2's launch (MlpOptions::pdl) for every width: PDL-launched with weights first (the default
+        // when GEMM1 fits one wave), forced off, and forced on over a GEMM1 of several waves (8 SMs:
+        // GEMM2's CTAs start during GEMM1's last wave)
+        Case{"gelu_none_mid_pdl_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 128, 192, 0, 0, 0, -1, 0, -1, 0, -1, -1, 1},
+        Case{"swiglu_none_wide_pdl_m17", S, 17, 520, 344, None, 0, 0, 0, 0, false, 128, 256, 0, 0, 0, -1, 0, -1, 0, -1, -1, 1},
+        Case{"gelu_none_mid_pdloff_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 192, 192, 0, 0, 0, -1, 0, -1, 0, -1, 0, 0},
+        Case{"swiglu_none_wide_pdlon_m1000_8sms", S, 1000, 520, 344, None, 0, 0, 0, 8, false, 128, 256, 0, 0, 0, -1, 0, -1, 0, -1, 1, 1},
+        Case{"gelu_none_narrow_pdlon_split2x2_m1000_8sms", G, 1000, 520, 344, None, 2, 2, 0, 8, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, 1, 1},
+        Case{"gelu_none_pdlon_m1000_8sms", G, 1000, 520, 344, None, 0, 0, 0, 8, false, 128, 128, 0, 0, 0, -1, 0, -1, 0, -1, 1, 1},
+        Case{"swiglu_none_pdlauto_m1000_8sms", S, 1000, 520, 344, None, 0, 0, 0, 8, false, 0, 0, 0, 0, 0, -1, 0, -1, 0, -1, -1, 0},
         Case{"swiglu_none_narrow_autosplit_m17_h2048_f2048", S, 17, 2048, 2048, None, 0, 0, 0, 0, false, 96, 96},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
