@@ -96,6 +96,7 @@ struct Args {
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
   int swap_gemm2 = 0;          // baton-auto's swapped GEMM2 (0: off, the op's default; tuning tries it)
   int swap_gemm1 = 0;          // baton-auto's swapped GeLU GEMM1 (the same)
+  int cta_pairs = 0;           // baton-auto's MlpOptions::cta_pairs (0: off, the op's default; tuning tries it)
   int pdl = -1;                // baton-auto's MlpOptions::pdl (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int reps = 50;
@@ -112,7 +113,8 @@ void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
-      "                       [--swap-gemm1 0|1] [--pdl auto|0|1] [--breakdown 0|1] [--reps R]\n"
+      "                       [--swap-gemm1 0|1] [--cta-pairs 0|1] [--pdl auto|0|1]\n"
+      "                       [--breakdown 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -135,6 +137,8 @@ void usage() {
       "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
       "                       it either way)\n"
       "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
+      "  --cta-pairs 0|1      baton-auto's 128x96 GEMMs as CTA pairs (1x2 clusters multicasting A; default 0,\n"
+      "                       tuning tries them from M = 128 on)\n"
       "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
       "                       (default auto: PDL when GEMM1 runs in one wave; tuning times the other too)\n"
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
@@ -219,6 +223,8 @@ bool parse(int argc, char** argv, Args& a) {
       if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
       if (!int_opt(0, 1, a.swap_gemm2)) return false;
+    } else if (k == "--cta-pairs") {
+      if (!int_opt(0, 1, a.cta_pairs)) return false;
     } else if (k == "--pdl") {
       if (std::string(v) == "auto") a.pdl = -1;
       else if (!int_opt(0, 1, a.pdl)) return false;
@@ -823,6 +829,7 @@ struct OpMlp {
     o.plan.swap_gemm2 = a.swap_gemm2;
     o.plan.swap_gemm1 = a.swap_gemm1;
     o.plan.pdl = a.pdl;
+    o.plan.cta_pairs = a.cta_pairs;
     o.watchdog_ns = kWatchdogNs;
     o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
@@ -1098,9 +1105,11 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                                            : "-"},
                {"tiles", v.name == "baton-auto" && (op->gelu || op->swiglu)
                              ? (op->plan().swap_gemm1 ? "swap128x" + std::to_string(ops::kMlpSwapTileN)
-                                                      : "128x" + std::to_string(op->plan().tile_n1)) +
+                                                      : "128x" + std::to_string(op->plan().tile_n1) +
+                                                            (op->plan().pairs1 ? "p" : "")) +
                                    (op->plan().swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
-                                                          : "/128x" + std::to_string(op->plan().tile_n2))
+                                                          : "/128x" + std::to_string(op->plan().tile_n2) +
+                                                                (op->plan().pairs2 ? "p" : ""))
                          : v.name == "cutlass-wide-graph"  ? "128x256/128x256"
                          : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
                          : on_baton_gemm                   ? "128x128/128x128"
@@ -1159,9 +1168,10 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     if (wanted(c, "baton-auto") && chain_median("baton-auto") > 0 && (op->gelu || op->swiglu)) {
       const auto& pl = op->plan();
       char buf[128];
-      std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s", ops::to_string(pl.policy), pl.split1, pl.split2,
-                    pl.swap_gemm1 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n1)).c_str(),
-                    pl.swap_gemm2 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n2)).c_str());
+      std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s%s", ops::to_string(pl.policy), pl.split1, pl.split2,
+                    pl.swap_gemm1 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")).c_str(),
+                    pl.swap_gemm2 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : "")).c_str(),
+                    pl.pdl ? " pdl" : "");
       who.push_back({"baton-auto", [&](int g) { return op->enqueue_gemm(g, c.stream); }, buf});
     }
     if (wanted(c, "cublaslt-graph") && chain_median("cublaslt-graph") > 0)

@@ -93,6 +93,18 @@ using NarrowArgs2 = baton::sm90::GemmArguments<NarrowConfig2>;
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a);     // mlp_narrow_gemm2.cu
 [[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s,
                                                                                      const NarrowArgs2& a);  // mlp_narrow_gemm2_pdl_wf.cu
+// 128x96 tiles as CTA pairs (1x2 clusters, A multicast; MlpOptions::cta_pairs).
+using PairConfig1 = baton::ops::mlp_kernels::PairGeluConfig;
+using PairSwiConfig1 = baton::ops::mlp_kernels::PairSwiGluConfig;
+using PairConfig2 = baton::ops::mlp_kernels::PairDownConfig;
+using PairArgs1 = baton::sm90::GemmArguments<PairConfig1>;
+using PairSwiArgs1 = baton::sm90::GemmArguments<PairSwiConfig1>;
+using PairArgs2 = baton::sm90::GemmArguments<PairConfig2>;
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairArgs1& a);     // mlp_pair_gemm1.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairSwiArgs1& a);  // mlp_pair_gemm1_swiglu.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pair_launch(const PlainStage& s, const PairArgs2& a);     // mlp_pair_gemm2.cu
+[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pair_pdl_weights_first_launch(const PlainStage& s,
+                                                                                   const PairArgs2& a);  // mlp_pair_gemm2_pdl_wf.cu
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
@@ -151,6 +163,12 @@ struct OpKernels {
   }
   static baton::result<baton::StageLaunch> down_narrow_after_grid(const PlainStage& s, const NarrowArgs2& a) {
     return gemm2_narrow_pdl_weights_first_launch(s, a);
+  }
+  template <class PairUpArgs>
+  static baton::result<baton::StageLaunch> up_pair(const PlainStage& s, const PairUpArgs& a) { return gemm1_pair_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_pair(const PlainStage& s, const PairArgs2& a) { return gemm2_pair_launch(s, a); }
+  static baton::result<baton::StageLaunch> down_pair_after_grid(const PlainStage& s, const PairArgs2& a) {
+    return gemm2_pair_pdl_weights_first_launch(s, a);
   }
   static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
   static baton::result<baton::StageLaunch> up_swapped(const PlainStage& s, const SwapArgs1& a) { return gemm1_swap_launch(s, a); }

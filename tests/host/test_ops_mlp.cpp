@@ -245,6 +245,53 @@ TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
       << e.error().message();
 }
 
+// CTA pairs (MlpOptions::cta_pairs) for the 128x96 GEMMs: grids padded to an even number of tile
+// columns, other widths unaffected, the log line says which; policy none only.
+TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
+  baton::ops::MlpOptions o;
+  o.policy = mlp_policy::none;
+  o.cta_pairs = 1;
+  o.tile_n1 = o.tile_n2 = 96;
+  auto p = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, o);  // 440 / 96 -> 5 tiles, 1032 / 96 -> 11
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_TRUE(p.value().pairs1);
+  EXPECT_TRUE(p.value().pairs2);
+  EXPECT_EQ(p.value().gemm1.n, 6);
+  EXPECT_EQ(p.value().gemm2.n, 12);
+  EXPECT_NE(p.value().log_line().find("tiles 128x96 pairs/128x96 pairs"), std::string::npos) << p.value().log_line();
+  // GPT-3 m = 128: 64 GEMM1 tiles (even already), split over them.
+  auto g = plan_mlp(MlpShape{128, 12288, 6144, activation::gelu}, 132, o);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g.value().gemm1.n, 64);
+  EXPECT_EQ(g.value().split1, baton::choose_split_k(64, 192, 132));
+  // Only the 128x96 GEMMs pair up.
+  baton::ops::MlpOptions mixed = o;
+  mixed.tile_n2 = 192;
+  auto q = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, mixed);
+  ASSERT_TRUE(q.ok());
+  EXPECT_TRUE(q.value().pairs1);
+  EXPECT_FALSE(q.value().pairs2);
+  EXPECT_EQ(q.value().gemm2.n, 6);  // 1032 / 192, not padded
+  EXPECT_NE(q.value().log_line().find("tiles 128x96 pairs/128x192,"), std::string::npos) << q.value().log_line();
+  // Off by default.
+  auto d = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d.value().pairs1 || d.value().pairs2);
+  baton::ops::MlpOptions row = o;
+  row.policy = mlp_policy::row;
+  row.tile_n1 = row.tile_n2 = 0;
+  auto e = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, row);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code(), baton::errc::not_supported);
+  EXPECT_NE(e.error().message().find("CTA pairs need policy none"), std::string::npos) << e.error().message();
+  baton::ops::MlpOptions bad;
+  bad.cta_pairs = 2;
+  auto b = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, bad);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message().find("cta_pairs must be 0 (off) or 1 (on), got 2"), std::string::npos)
+      << b.error().message();
+}
+
 // The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.
 TEST(OpsMlpTuning, PlanStaysWithinTheMargin) {
   std::vector<double> med;

@@ -102,14 +102,23 @@ namespace baton::sm90 {
 // thread holds (gate_c, up_c) in adjacent accumulators. The epilogue then writes
 // D[m, c] = SiLU(gate_c) * up_c, a [M, F] tensor, straight from registers (FusionOp is unused).
 // LayoutD: RowMajor (D [m, n] row-major, the default) or ColumnMajor (D's m extent contiguous).
+// ClusterN: 1, or 2 for CTA pairs (1 x 2 x 1 clusters): the two CTAs of a cluster compute the
+// tiles (m, 2j) and (m, 2j + 1), which read the same rows of A, and each TMA-loads half of A's
+// box and multicasts it to both, so A crosses L2 once per pair (at m >= 128 every weight tile
+// re-reads all of A: GPT-3 GEMM1 at m = 128 moves more A than weights through L2). The grid of
+// tiles is padded to an even number of columns (tile_grid); the tile order walks pairs. Stages
+// without inputs only (a waiting consumer would need both CTAs' waits before either loads A), and
+// A's box is never shortened (m < tile_m then zero-fills).
 template <class TileShape_ = cute::Shape<cute::_128, cute::_128, cute::_64>,
           class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>,
-          bool SwiGluPairs_ = false, class LayoutD_ = ::cutlass::layout::RowMajor>
+          bool SwiGluPairs_ = false, class LayoutD_ = ::cutlass::layout::RowMajor, int ClusterN_ = 1>
 struct GemmConfig {
   using Element = ::cutlass::bfloat16_t;
   using ElementAccumulator = float;
   using TileShape = TileShape_;
-  using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
+  static constexpr int cluster_n = ClusterN_;
+  static_assert(ClusterN_ == 1 || ClusterN_ == 2, "baton::sm90::GemmConfig: ClusterN must be 1 or 2");
+  using ClusterShape = cute::Shape<cute::_1, cute::Int<ClusterN_>, cute::_1>;
   using FusionOp = FusionOp_;
   using LayoutA = ::cutlass::layout::RowMajor;     // A [M, K]
   using LayoutB = ::cutlass::layout::ColumnMajor;  // B as a K x N column-major matrix == [N, K] row-major
@@ -119,6 +128,8 @@ struct GemmConfig {
                 "baton::sm90::GemmConfig: LayoutD must be cutlass::layout::RowMajor or ColumnMajor");
   static_assert(!(SwiGluPairs_ && d_column_major),
                 "baton::sm90::GemmConfig: the SwiGLU pair epilogue writes a row-major D");
+  static_assert(ClusterN_ == 1 || !d_column_major,
+                "baton::sm90::GemmConfig: CTA pairs (ClusterN = 2) are for the row-major form (A = activations)");
   static constexpr int kAlignment = 8;             // elements: 16 bytes, what TMA needs
   static constexpr int tile_m = int(cute::size<0>(TileShape{}));
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));
@@ -198,10 +209,11 @@ struct GemmArguments {
 // The split-K choice for a shape: baton::choose_split_k (baton/split_k.hpp).
 using ::baton::choose_split_k;
 
-// The grid of output tiles of an m x n GEMM (the stage's grid).
+// The grid of output tiles of an m x n GEMM (the stage's grid): with CTA pairs (ClusterN = 2) the
+// columns are padded to an even count (a pair's second tile past n computes nothing it stores).
 template <class Config>
 constexpr Grid tile_grid(int m, int n) {
-  return Grid{ceil_div(m, Config::tile_m), ceil_div(n, Config::tile_n), 1};
+  return Grid{ceil_div(m, Config::tile_m), ceil_div(ceil_div(n, Config::tile_n), Config::cluster_n) * Config::cluster_n, 1};
 }
 
 // Where a consumer GEMM's A operand [m, k] lies on the tiles of the producer GEMM that wrote it
@@ -249,6 +261,10 @@ struct GemmKernel {
   static_assert(!Config::d_column_major || (StageT::num_inputs == 0 && !WeightsFirst),
                 "baton::sm90::GemmKernel: in the swapped (column-major D) form the activations are B, which the "
                 "load warp issues before its waits (baton waits and WeightsFirst wait before A only)");
+  static constexpr int kClusterN = Config::cluster_n;
+  static_assert(kClusterN == 1 || StageT::num_inputs == 0,
+                "baton::sm90::GemmKernel: CTA pairs (ClusterN = 2) multicast A, so both CTAs would have to finish their "
+                "waits before either loads it: waiting stages take ClusterN = 1");
   static_assert(!GridDependencyWait || StageT::num_inputs == 0,
                 "baton::sm90::GemmKernel: GridDependencyWait is for stages without inputs (a baton consumer waits "
                 "on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole producer grid)");
@@ -329,9 +345,11 @@ struct GemmKernel {
       Mainloop::prefetch_tma_descriptors(params.mainloop);
       Epilogue::prefetch_tma_descriptors(params.epilogue);
       // The tile comes from the stage's ticket (the stage's order), not from blockIdx; with
-      // split-K, split_k consecutive tickets share a tile.
+      // split-K, split_k consecutive tickets share a tile. CTA pairs take theirs from the cluster
+      // index instead (both CTAs must agree, and a stage without inputs needs no ticket).
       uint32_t part = 0;
-      shared_storage.assignment = stage.acquire_tile_leader(uint32_t(params.split_k), &part);
+      if constexpr (kClusterN > 1) shared_storage.assignment = pair_assignment_(stage, uint32_t(params.split_k), &part);
+      else shared_storage.assignment = stage.acquire_tile_leader(uint32_t(params.split_k), &part);
       shared_storage.split_part = part;
     }
 
@@ -372,8 +390,11 @@ struct GemmKernel {
     auto load_inputs = collective_mainloop.load_init(problem_shape_MNKL, params.mainloop);
     Tensor gA_mkl = get<0>(load_inputs);  // (BLK_M,BLK_K,m,k,l)
 
-    // Pipeline barriers initialized, and the assignment written, before any role reads them.
+    // Pipeline barriers initialized, and the assignment written, before any role reads them; with
+    // CTA pairs, before the other CTA multicasts into this one's shared memory or arrives on its
+    // barriers.
     __syncthreads();
+    if constexpr (kClusterN > 1) cute::cluster_sync();
     const Assignment assignment = shared_storage.assignment;
     const auto blk_coord = make_coord(assignment.tile.m, assignment.tile.n, _, assignment.tile.z);
     // This CTA's k-blocks: all of them, or its part of a split (parts differ by at most one).
@@ -458,6 +479,24 @@ struct GemmKernel {
   }
 
  private:
+  // CTA pairs: cluster c = blockIdx.x / ClusterN takes position c / split_k of the stage's order
+  // over the grid of pairs (its part of the k range: c % split_k); its CTAs compute the tiles
+  // (m, ClusterN * j + rank). Clusters are consecutive blockIdx.x (cluster dims ClusterN x 1 x 1).
+  CUTLASS_DEVICE static Assignment pair_assignment_(StageT const& stage, uint32_t split_k, uint32_t* part) {
+    const uint32_t parts = split_k == 0 ? 1u : split_k;
+    const uint32_t rank = blockIdx.x % uint32_t(kClusterN), cluster = blockIdx.x / uint32_t(kClusterN);
+    const Grid pairs{stage.grid.m, stage.grid.n / kClusterN, stage.grid.z};
+    Assignment a;
+    const int pair_position = int(cluster / parts);
+    *part = cluster % parts;
+    const Tile t = stage.order(pairs, pair_position);
+    a.tile = Tile{t.m, t.n * kClusterN + int(rank), t.z};
+    a.position = pair_position * kClusterN + int(rank);
+    a.epoch = 0;
+    if (stage.trace) a.start_ns = device::global_timer_ns();
+    return a;
+  }
+
   // The (row, column) inside the tile of each accumulator of this MMA thread.
   template <class Accumulators>
   CUTLASS_DEVICE static auto accumulator_coords_(TiledMma const& tiled_mma, int mma_thread_idx, Accumulators const&) {
@@ -717,6 +756,24 @@ class Gemm {
     auto l = baton::make_launch(kernel, dim3(unsigned(stage.grid.size() * args.split_k)), dim3(threads), smem_bytes,
                                 params.value());
     l.ctas_per_tile = args.split_k;
+    if constexpr (Config::cluster_n > 1) {
+      // CTA pairs: the cluster dimension joins whatever attributes launch_chain passes (PDL).
+      const Params kp = params.value();
+      l.launch = [kernel, kp](const cudaLaunchConfig_t& cfg) {
+        cudaLaunchAttribute attrs[8];
+        unsigned n = 0;
+        for (unsigned i = 0; i < cfg.numAttrs && n < 7; ++i) attrs[n++] = cfg.attrs[i];
+        attrs[n].id = cudaLaunchAttributeClusterDimension;
+        attrs[n].val.clusterDim.x = unsigned(Config::cluster_n);
+        attrs[n].val.clusterDim.y = 1;
+        attrs[n].val.clusterDim.z = 1;
+        ++n;
+        cudaLaunchConfig_t c = cfg;
+        c.attrs = attrs;
+        c.numAttrs = n;
+        return cudaLaunchKernelEx(&c, kernel, kp);
+      };
+    }
     return l;
   }
 
@@ -734,7 +791,7 @@ class Gemm {
   // measured the MLP at m = 65 slower than at m = 128 with the full box (GPT-3 115 vs 93 us: the
   // zero fill of 63 rows per k-block costs more than the rows it replaces).
   static void shorten_a_box_(Params& p, const Arguments& args) {
-    if (args.m >= Config::tile_m || Config::tile_m <= 64) return;
+    if (args.m >= Config::tile_m || Config::tile_m <= 64 || Config::cluster_n > 1) return;
     if (args.m <= 8) shorten_a_box_to_<8>(p, args);
     else if (args.m <= 16) shorten_a_box_to_<16>(p, args);
     else if (args.m <= 32) shorten_a_box_to_<32>(p, args);

@@ -177,12 +177,17 @@ struct WaitingMainloop : BaseMainloop {
   using typename Base::TensorStorage;
   static constexpr int Stages = DispatchPolicy::Stages;
 
-  // The multicast masks of the CUTLASS loop are dropped: clusters of one CTA only (for now).
-  static_assert(cute::size(typename DispatchPolicy::ClusterShape{}) == 1,
-                "baton::sm90::WaitingMainloop: only 1x1x1 clusters are supported (no TMA multicast yet)");
-  static_assert(std::is_same_v<typename Base::GmemTiledCopyA, cute::SM90_TMA_LOAD> &&
+  // Clusters of one CTA, or CTA pairs along N (1 x 2 x 1) that share A: each CTA of a pair loads
+  // its half of A's box and multicasts it to both (B, the weights, differs per CTA).
+  using ClusterShape = typename DispatchPolicy::ClusterShape;
+  static constexpr int kClusterN = int(cute::size<1>(ClusterShape{}));
+  static_assert(cute::size<0>(ClusterShape{}) == 1 && cute::size<2>(ClusterShape{}) == 1 &&
+                    (kClusterN == 1 || kClusterN == 2),
+                "baton::sm90::WaitingMainloop: 1x1x1 clusters or CTA pairs (1x2x1) only");
+  static_assert(std::is_same_v<typename Base::GmemTiledCopyA,
+                               std::conditional_t<kClusterN == 1, cute::SM90_TMA_LOAD, cute::SM90_TMA_LOAD_MULTICAST>> &&
                     std::is_same_v<typename Base::GmemTiledCopyB, cute::SM90_TMA_LOAD>,
-                "baton::sm90::WaitingMainloop: expects plain (non-multicast) SM90_TMA_LOAD for A and B");
+                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD for B, and for A unless A is multicast to a pair");
 
   // Producer side of the mainloop for one output tile. Same contract as the CUTLASS load()
   // (called by the whole producer warp, one lane works), plus the pipeline storage and the waiter.
@@ -196,7 +201,10 @@ struct WaitingMainloop : BaseMainloop {
 
     Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
     Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    auto block_tma_a = params.tma_load_a.get_slice(0);
+    // A CTA pair: this CTA's rank along N picks its half of A's box; the mask sends it to both.
+    const uint32_t rank_n = kClusterN > 1 ? cute::block_rank_in_cluster() : 0u;
+    const uint16_t mcast_mask_a = kClusterN > 1 ? uint16_t((1u << kClusterN) - 1u) : uint16_t(0);
+    auto block_tma_a = params.tma_load_a.get_slice(rank_n);
     auto block_tma_b = params.tma_load_b.get_slice(0);
     auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
     Tensor gA = get<0>(load_inputs)(_, _, m_coord, _, l_coord);  // (BLK_M,BLK_K,k)
@@ -245,7 +253,7 @@ struct WaitingMainloop : BaseMainloop {
         waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy)
       }
       auto* bar = pipeline.producer_get_barrier(write_a);
-      copy(params.tma_load_a.with(*bar, uint16_t(0)), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+      copy(params.tma_load_a.with(*bar, mcast_mask_a), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
       ++iter_a;
       ++write_a;
     }

@@ -19,9 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 7 GEMM1 + 12 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x192,
-// 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting, and PDL-waiting
-// ones of every width),
+// including translation unit: 8 GEMM1 + 14 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96
+// pairs, 128x192, 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting,
+// and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each.
 // A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
 // type with the same static member functions.
@@ -58,11 +58,14 @@ template <int N>
 using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
 using GeluFusion =
     ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>;
-template <int N>
-using DownConfigN = sm90::GemmConfig<TileN<N>>;
-template <activation A, int N>
-using UpConfigN = std::conditional_t<A == activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion>,
-                                     sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true>>;
+template <int N, int ClusterN = 1>
+using DownConfigN = sm90::GemmConfig<TileN<N>, ::cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>,
+                                     false, ::cutlass::layout::RowMajor, ClusterN>;
+template <activation A, int N, int ClusterN = 1>
+using UpConfigN = std::conditional_t<
+    A == activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN>,
+    sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::RowMajor,
+                     ClusterN>>;
 
 using Tile = TileN<kMlpTileN>;
 using GeluConfig = UpConfigN<activation::gelu, kMlpTileN>;
@@ -80,6 +83,12 @@ using NarrowSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN>;
 using NarrowDownConfig = DownConfigN<kMlpNarrowTileN>;
 template <activation A>
 using NarrowUpConfig = UpConfigN<A, kMlpNarrowTileN>;
+// 128x96 tiles as CTA pairs (MlpOptions::cta_pairs): 1x2 clusters multicasting A.
+using PairGeluConfig = UpConfigN<activation::gelu, kMlpNarrowTileN, 2>;
+using PairSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN, 2>;
+using PairDownConfig = DownConfigN<kMlpNarrowTileN, 2>;
+template <activation A>
+using PairUpConfig = UpConfigN<A, kMlpNarrowTileN, 2>;
 using WideGeluConfig = UpConfigN<activation::gelu, kMlpWideTileN>;
 using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
@@ -137,6 +146,16 @@ struct Inline {
   // ... and PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
     return sm90::Gemm<NarrowDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
+  }
+  // 128x96 tiles as CTA pairs (A multicast), no edges; GEMM2 also PDL-launched, weights first.
+  static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {
+    return sm90::Gemm<PairUpConfig<A>, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_pair(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
+    return sm90::Gemm<PairDownConfig, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
+    return sm90::Gemm<PairDownConfig, PlainStage, /*GridDependencyWait=*/true, /*WeightsFirst=*/true>::make_launch(s, a);
   }
   // 128x256 and 128x192 GEMM2s PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
@@ -206,6 +225,8 @@ class Mlp {
   using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
   using NarrowUpArgs = sm90::GemmArguments<mlp_kernels::NarrowUpConfig<Act>>;
   using NarrowDownArgs = sm90::GemmArguments<mlp_kernels::NarrowDownConfig>;
+  using PairUpArgs = sm90::GemmArguments<mlp_kernels::PairUpConfig<Act>>;
+  using PairDownArgs = sm90::GemmArguments<mlp_kernels::PairDownConfig>;
   using SwapDownArgs = sm90::GemmArguments<mlp_kernels::SwapDownConfig>;
   using SwapUpArgs = sm90::GemmArguments<mlp_kernels::SwapGeluConfig>;
 
@@ -305,6 +326,7 @@ class Mlp {
       int swap2 = -2;                // -2: the caller's
       int swap1 = -2;
       int pdl = -2;                  // -2: the caller's
+      int pairs = -2;                // -2: the caller's
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -329,6 +351,14 @@ class Mlp {
       }
     }
     if (bp.swap_gemm1 || bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
+    // From m = 128 on, CTA pairs for every pair of widths with a 128x96 GEMM (A multicast).
+    if (shape.m >= kMlpTileM && bp.policy == mlp_policy::none && !bp.pairs1 && !bp.pairs2 && !bp.swap_gemm1 &&
+        !bp.swap_gemm2)
+      for (int t1 : kMlpTileWidths)
+        for (int t2 : kMlpTileWidths)
+          if (t1 == kMlpNarrowTileN || t2 == kMlpNarrowTileN)
+            cands.push_back({mlp_policy::none, bp.group_m, t1, t2, -1, -2, -2, -2, 1});
+    if (bp.pairs1 || bp.pairs2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, -2, 0});
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
     if (bp.policy == mlp_policy::none) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, bp.pdl ? 0 : 1});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
@@ -342,7 +372,7 @@ class Mlp {
         if (&d == &c) break;
         dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
                       d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1 &&
-                      d.pdl == c.pdl);
+                      d.pdl == c.pdl && d.pairs == c.pairs);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -356,6 +386,8 @@ class Mlp {
       if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
       if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
       if (c.pdl >= -1) co.plan.pdl = c.pdl;
+      if (c.pairs >= -1) co.plan.cta_pairs = c.pairs;
+      if (co.plan.cta_pairs == 1 && c.policy != mlp_policy::none) co.plan.cta_pairs = 0;
       if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || (c.tile_n1 != 0 && c.tile_n1 != kMlpTileN))) co.plan.swap_gemm1 = 0;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
       // reject it).
@@ -384,12 +416,12 @@ class Mlp {
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d,%s%d%s%s %.1f us", tried.empty() ? "" : ", ",
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
                     ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1,
+                    ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1, ms[i]->plan_.pairs1 ? "p" : "",
                     ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2,
+                    ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2, ms[i]->plan_.pairs2 ? "p" : "",
                     ms[i]->plan_.l2_prefetch_kblocks > 0
                         ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
                         : "",
@@ -415,7 +447,8 @@ class Mlp {
     down.split_k = plan_.split2;
     // The 128x96 / 128x192 / 128x256 forms of both GEMMs: the plan's tile width picks one per GEMM.
     const int w1 = plan_.tile_n1, w2 = plan_.tile_n2;
-    const bool narrow1 = w1 == kMlpNarrowTileN, narrow2 = w2 == kMlpNarrowTileN;
+    const bool pair1 = plan_.pairs1, pair2 = plan_.pairs2;
+    const bool narrow1 = w1 == kMlpNarrowTileN && !pair1, narrow2 = w2 == kMlpNarrowTileN && !pair2;
     const bool mid1 = w1 == kMlpMidTileN, mid2 = w2 == kMlpMidTileN;
     const bool wide1 = w1 == kMlpWideTileN, wide2 = w2 == kMlpWideTileN;
     MidUpArgs mid_up{s.m, n1, s.hidden, up.a, up.b, up.d};
@@ -424,8 +457,10 @@ class Mlp {
     WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
     NarrowUpArgs narrow_up{s.m, n1, s.hidden, up.a, up.b, up.d};
     NarrowDownArgs narrow_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    mid_up.split_k = wide_up.split_k = narrow_up.split_k = plan_.split1;
-    mid_down.split_k = wide_down.split_k = narrow_down.split_k = plan_.split2;
+    PairUpArgs pair_up{s.m, n1, s.hidden, up.a, up.b, up.d};
+    PairDownArgs pair_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
+    mid_up.split_k = wide_up.split_k = narrow_up.split_k = pair_up.split_k = plan_.split1;
+    mid_down.split_k = wide_down.split_k = narrow_down.split_k = pair_down.split_k = plan_.split2;
     // The swapped GEMM2: m = H (W2's rows), n = the tokens, A = W2, B = Y, D = Z as [H, m] column-major.
     const bool swap2 = plan_.swap_gemm2;
     SwapDownArgs swap_down{s.hidden, s.m, s.ffn, down.b, down.a, down.d};
@@ -438,24 +473,27 @@ class Mlp {
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
       next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
-    up.next_weights = mid_up.next_weights = wide_up.next_weights = narrow_up.next_weights = swap_up.next_weights = next;
+    up.next_weights = mid_up.next_weights = wide_up.next_weights = narrow_up.next_weights = pair_up.next_weights =
+        swap_up.next_weights = next;
     // The split-K workspace of the tile shape each GEMM runs with.
     const size_t sw1_bytes = swap1  ? sm90::split_workspace_bytes(swap_up)
                              : wide1 ? sm90::split_workspace_bytes(wide_up)
                              : mid1 ? sm90::split_workspace_bytes(mid_up)
                              : narrow1 ? sm90::split_workspace_bytes(narrow_up)
+                             : pair1 ? sm90::split_workspace_bytes(pair_up)
                                     : sm90::split_workspace_bytes(up);
     const size_t sw2_bytes = swap2   ? sm90::split_workspace_bytes(swap_down)
                              : wide2 ? sm90::split_workspace_bytes(wide_down)
                              : mid2  ? sm90::split_workspace_bytes(mid_down)
                              : narrow2 ? sm90::split_workspace_bytes(narrow_down)
+                             : pair2 ? sm90::split_workspace_bytes(pair_down)
                                      : sm90::split_workspace_bytes(down);
     BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
     up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = narrow_up.split_workspace =
-        swap_up.split_workspace = sw1_;
+        pair_up.split_workspace = swap_up.split_workspace = sw1_;
     down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = narrow_down.split_workspace =
-        swap_down.split_workspace = sw2_;
+        pair_down.split_workspace = swap_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
     using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
     using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
@@ -463,6 +501,8 @@ class Mlp {
     using MidDownGemm = sm90::Gemm<mlp_kernels::MidDownConfig, mlp_kernels::PlainStage>;
     using NarrowUpGemm = sm90::Gemm<mlp_kernels::NarrowUpConfig<Act>, mlp_kernels::PlainStage>;
     using NarrowDownGemm = sm90::Gemm<mlp_kernels::NarrowDownConfig, mlp_kernels::PlainStage>;
+    using PairUpGemm = sm90::Gemm<mlp_kernels::PairUpConfig<Act>, mlp_kernels::PlainStage>;
+    using PairDownGemm = sm90::Gemm<mlp_kernels::PairDownConfig, mlp_kernels::PlainStage>;
     using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
     using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
     using SwapDownGemm = sm90::Gemm<mlp_kernels::SwapDownConfig, mlp_kernels::PlainStage>;
@@ -471,12 +511,14 @@ class Mlp {
                         : wide1 ? WideUpGemm::can_implement(wide_up)
                         : mid1 ? MidUpGemm::can_implement(mid_up)
                         : narrow1 ? NarrowUpGemm::can_implement(narrow_up)
+                        : pair1 ? PairUpGemm::can_implement(pair_up)
                                : UpGemm::can_implement(up);
     BATON_TRY(can1.with_context("gemm1"));
     const status can2 = swap2   ? SwapDownGemm::can_implement(swap_down)
                         : wide2 ? WideDownGemm::can_implement(wide_down)
                         : mid2  ? MidDownGemm::can_implement(mid_down)
                         : narrow2 ? NarrowDownGemm::can_implement(narrow_down)
+                        : pair2 ? PairDownGemm::can_implement(pair_down)
                                 : DownGemm::can_implement(down);
     BATON_TRY(can2.with_context("gemm2"));
     if ((w1 != kMlpTileN || w2 != kMlpTileN || swap1 || swap2) && plan_.policy != mlp_policy::none)
@@ -534,6 +576,7 @@ class Mlp {
           l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
                : mid1 ? Kernels::up_mid(st1.value(), mid_up)
                : narrow1 ? Kernels::up_narrow(st1.value(), narrow_up)
+               : pair1 ? Kernels::up_pair(st1.value(), pair_up)
                       : Kernels::up(st1.value(), up);
         }
         l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
@@ -544,6 +587,8 @@ class Mlp {
                                     : Kernels::down_mid(st2.value(), mid_down))
              : narrow2  ? (one_wave ? Kernels::down_narrow_after_grid(st2.value(), narrow_down)
                                     : Kernels::down_narrow(st2.value(), narrow_down))
+             : pair2    ? (one_wave ? Kernels::down_pair_after_grid(st2.value(), pair_down)
+                                    : Kernels::down_pair(st2.value(), pair_down))
              : one_wave ? Kernels::down_after_grid(st2.value(), down)
                         : Kernels::down(st2.value(), down);
       }

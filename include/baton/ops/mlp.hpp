@@ -78,6 +78,12 @@ struct MlpOptions {
   // one wave), 0: never, 1: always (GEMM2's CTAs only start once every GEMM1 CTA has, i.e. in GEMM1's
   // last wave, on the SMs it frees). MlpRunOptions::tune also times the other choice.
   int pdl = -1;
+  // The GEMMs with 128 x 96 tiles as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the two CTAs
+  // of a 1 x 2 cluster compute adjacent tiles of one row and TMA-multicast A to each other, so A
+  // (the activations, re-read by every weight tile) crosses L2 once per pair. Their grid's columns
+  // are padded to an even count. 0: off (the default); 1: on (policy none; no effect on GEMMs of
+  // other widths). MlpRunOptions::tune tries it at m >= 128.
+  int cta_pairs = 0;
 };
 
 
@@ -155,16 +161,18 @@ struct MlpPlan {
   bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
   bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (GeLU; gemm1 then counts F tiles x token tiles)
   bool pdl = true;              // GEMM2 PDL-launched (row / kblock chains always are)
+  bool pairs1 = false, pairs2 = false;  // GEMM1 / GEMM2 as CTA pairs (MlpOptions::cta_pairs)
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
            ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles " +
-           (swap_gemm1 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W1 x X^T)" : "128x" + std::to_string(tile_n1)) +
+           (swap_gemm1 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W1 x X^T)"
+                       : "128x" + std::to_string(tile_n1) + (pairs1 ? " pairs" : "")) +
            "/" +
            (swap_gemm2 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W2 x Y^T)"
-                       : "128x" + std::to_string(tile_n2)) +
+                       : "128x" + std::to_string(tile_n2) + (pairs2 ? " pairs" : "")) +
            ", tile order Grouped{" +
            std::to_string(group_m) + "}, GEMM2 " + (pdl ? "PDL-launched" : "after GEMM1") + ", L2 prefetch of W2 " +
            (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
@@ -232,6 +240,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.swap_gemm2 < 0 || opt.swap_gemm2 > 1)
     return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm2));
+  if (opt.cta_pairs < 0 || opt.cta_pairs > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: cta_pairs must be 0 (off) or 1 (on), got " +
+                                              std::to_string(opt.cta_pairs));
   if (opt.pdl < -1 || opt.pdl > 1)
     return status(errc::invalid_argument, "baton::ops::mlp: pdl must be -1 (automatic), 0 (off) or 1 (on), got " +
                                               std::to_string(opt.pdl));
@@ -273,8 +284,15 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   p.tile_n2 = opt.tile_n2 > 0                      ? opt.tile_n2
               : may_widen && opt.swap_gemm2 != 1 ? mlp_tile_width(rows, s.hidden, auto_split2, sms)
                                                   : kMlpTileN;
-  p.gemm1 = Grid{rows, ceil_div(n1, p.tile_n1), 1};
-  p.gemm2 = Grid{rows, ceil_div(s.hidden, p.tile_n2), 1};
+  if (opt.cta_pairs == 1 && p.policy != mlp_policy::none)
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": CTA pairs need policy none (a waiting GEMM2 "
+                                           "cannot multicast A before both CTAs' waits), got policy " + to_string(p.policy));
+  // CTA pairs for the 128x96 GEMMs: their grids padded to an even number of tile columns.
+  p.pairs1 = opt.cta_pairs == 1 && p.tile_n1 == kMlpNarrowTileN && opt.swap_gemm1 != 1;
+  p.pairs2 = opt.cta_pairs == 1 && p.tile_n2 == kMlpNarrowTileN && opt.swap_gemm2 != 1;
+  auto cols = [](int n, int w, bool pairs) { return pairs ? ceil_div(ceil_div(n, w), 2) * 2 : ceil_div(n, w); };
+  p.gemm1 = Grid{rows, cols(n1, p.tile_n1, p.pairs1), 1};
+  p.gemm2 = Grid{rows, cols(s.hidden, p.tile_n2, p.pairs2), 1};
   // A wider GEMM's split-K: the caller's, or choose_split_k over its own (fewer) tiles.
   p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);

@@ -12,6 +12,8 @@
 //     one wave) and two plain launches (more waves, here by planning for 8 SMs), for every width,
 //     and forced either way (MlpOptions::pdl), PDL also over a GEMM1 of several waves;
 //   * each GEMM alone (Mlp::enqueue_gemm) gives the same Z; refused under row / kblock;
+//   * 128x96 GEMMs as CTA pairs (MlpOptions::cta_pairs: 1x2 clusters multicasting A): odd tile
+//     columns padded, split-K, m < 128, both GEMM2 launches, mixed widths;
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
 //   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
@@ -135,6 +137,8 @@ struct Case {
   int expect_swap1 = -1; // the plan's swap_gemm1 (-1: not checked)
   int pdl = -1;          // MlpOptions::pdl
   int expect_pdl = -1;   // the plan's pdl (-1: not checked)
+  int pairs = 0;         // MlpOptions::cta_pairs
+  int expect_pairs = -1; // the plan's pairs1 + 2 * pairs2 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -182,6 +186,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.swap_gemm2 = c.swap2;
   o.plan.swap_gemm1 = c.swap1;
   o.plan.pdl = c.pdl;
+  o.plan.cta_pairs = c.pairs;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -199,6 +204,7 @@ void OpsMlp::run_case(const Case& c) {
   if (c.expect_swap >= 0) EXPECT_EQ(plan.swap_gemm2, c.expect_swap == 1) << plan.log_line();
   if (c.expect_swap1 >= 0) EXPECT_EQ(plan.swap_gemm1, c.expect_swap1 == 1) << plan.log_line();
   if (c.expect_pdl >= 0) EXPECT_EQ(plan.pdl, c.expect_pdl == 1) << plan.log_line();
+  if (c.expect_pairs >= 0) EXPECT_EQ(int(plan.pairs1) + 2 * int(plan.pairs2), c.expect_pairs) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -341,6 +347,18 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_pdlon_m1000_8sms", G, 1000, 520, 344, None, 0, 0, 0, 8, false, 128, 128, 0, 0, 0, -1, 0, -1, 0, -1, 1, 1},
         Case{"swiglu_none_pdlauto_m1000_8sms", S, 1000, 520, 344, None, 0, 0, 0, 8, false, 0, 0, 0, 0, 0, -1, 0, -1, 0, -1, -1, 0},
         Case{"swiglu_none_narrow_autosplit_m17_h2048_f2048", S, 17, 2048, 2048, None, 0, 0, 0, 0, false, 96, 96},
+        // 128x96 tiles as CTA pairs (1x2 clusters, A multicast): odd tile columns padded (GeLU GEMM1
+        // 440 = 4 x 96 + 56: 5 -> 6 tiles; GEMM2 1032 = 10 x 96 + 72: 11 -> 12), SwiGLU (880: 10),
+        // split-K, m < 128 (full A box), GEMM2 after GEMM1 and PDL-launched, mixed with 128x192
+        Case{"gelu_none_pairs_m200_h1032_f440", G, 200, 1032, 440, None, 0, 0, 0, 0, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 3},
+        Case{"swiglu_none_pairs_m1000_h1032_f440", S, 1000, 1032, 440, None, 0, 0, 0, 0, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 3},
+        Case{"gelu_none_pairs_split2x3_m128_h1032_f440", G, 128, 1032, 440, None, 2, 3, 0, 0, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, 1, 1, 3},
+        Case{"swiglu_none_pairs_m17_h1032_f440", S, 17, 1032, 440, None, 0, 0, 0, 0, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 3},
+        Case{"gelu_none_pairs_pdloff_m300_h1032_f440", G, 300, 1032, 440, None, 0, 0, 0, 0, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, 0, 0, 1, 3},
+        Case{"swiglu_none_pairs_serial_m1000_h1032_f440_8sms", S, 1000, 1032, 440, None, 0, 0, 0, 8, false, 96, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, 0, 1, 3},
+        Case{"gelu_none_pairs1_mid2_m200_h1032_f440", G, 200, 1032, 440, None, 0, 0, 0, 0, false, 96, 192, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 1},
+        Case{"swiglu_none_pairs2_m256_h1032_f440", S, 256, 1032, 440, None, 0, 0, 0, 0, false, 128, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 2},
+        Case{"gelu_tuned_m128_h1032_f440", G, 128, 1032, 440, Auto, 0, 0, 0, 0, true},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // GEMM1 prefetching W2 into L2 as it ends: part of W2 (1 MB = 3 k-blocks of each of the
