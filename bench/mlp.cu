@@ -137,8 +137,8 @@ void usage() {
       "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
       "                       it either way)\n"
       "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
-      "  --cta-pairs 0|1      baton-auto's 128x96 GEMMs as CTA pairs (1x2 clusters multicasting A; default 0,\n"
-      "                       tuning tries them from M = 128 on)\n"
+      "  --cta-pairs 0|1      baton-auto's 128x96 GEMMs as CTA pairs (1x2 clusters multicasting A; default 0;\n"
+      "                       1: asked for, and tuning tries them against the other plans from M = 128 on)\n"
       "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
       "                       (default auto: PDL when GEMM1 runs in one wave; tuning times the other too)\n"
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
@@ -830,6 +830,7 @@ struct OpMlp {
     o.plan.swap_gemm1 = a.swap_gemm1;
     o.plan.pdl = a.pdl;
     o.plan.cta_pairs = a.cta_pairs;
+    o.tune_cta_pairs = a.cta_pairs == 1;  // --cta-pairs 1: tuning also weighs them against the rest
     o.watchdog_ns = kWatchdogNs;
     o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
