@@ -3,7 +3,7 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp async sanitize);
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp pairs async sanitize);
 #   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +32,24 @@ if want gemm && [ -x "$BIN/baton_gemm_tests" ]; then
   step "sm90 CUTLASS GEMM tests"
   timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_gemm_tests" --gtest_output="json:$DEST/gemm-tests.json" 2>&1 | tee -a "$log" || fail=1
 fi
+# CTA-pair kernels (1x2 clusters) first, on a short leash: a cluster kernel that deadlocks hangs its
+# test rather than failing it. If they do not pass, the rest runs without them (pairs_ok=0).
+pairs_ok=1
+ops_filter='*'
 if want gemm && [ -x "$BIN/baton_ops_tests" ]; then
+  step "MLP op tests: CTA pairs first (timeout ${BATON_PAIRS_TIMEOUT:-90} s)"
+  timeout "${BATON_PAIRS_TIMEOUT:-90}" "$BIN/baton_ops_tests" --gtest_filter='*pairs*' \
+    --gtest_output="json:$DEST/ops-tests-pairs.json" 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ]; then
+    pairs_ok=0
+    fail=1
+    ops_filter='-*pairs*'
+    echo "CTA-pair op tests: exit $rc ($([ "$rc" = 124 ] && echo 'timed out: a hang' || echo failed)); the rest runs without them" | tee -a "$log"
+  fi
   step "MLP op tests (baton::ops::Mlp)"
-  timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_ops_tests" --gtest_output="json:$DEST/ops-tests.json" 2>&1 | tee -a "$log" || fail=1
+  timeout "${BATON_GEMM_TIMEOUT:-180}" "$BIN/baton_ops_tests" --gtest_filter="$ops_filter" \
+    --gtest_output="json:$DEST/ops-tests.json" 2>&1 | tee -a "$log" || fail=1
 fi
 
 if want examples; then
@@ -74,6 +89,17 @@ if want mlp && [ -x "$BIN/baton_bench_mlp" ]; then
       [ -f "$t" ] && python3 "$BIN/plot_timeline.py" "$t" "${t%.json}.png" "$(basename "${t%.json}") (H200)" 2>&1 | tee -a "$log"
     done
   fi
+fi
+
+# baton-auto with CTA pairs allowed (bench --cta-pairs 1: 128x96 GEMMs as 1x2 clusters multicasting A,
+# and tuning tries them) against cuBLASLt, from M = 128 on; compare with the MLP step's baton-auto.
+if want pairs && [ "$pairs_ok" = 1 ] && [ -x "$BIN/baton_bench_mlp" ]; then
+  for preset in gpt3 llama; do
+    step "CTA pairs: $preset"
+    mkdir -p "$DEST/pairs"
+    timeout 150 "$BIN/baton_bench_mlp" --preset "$preset" --m 128,256,512,1024,2048 --cta-pairs 1 --breakdown 0 \
+      --variants baton-auto,cublaslt-graph --out-dir "$DEST/pairs" 2>&1 | grep -E "baton::ops|baton-auto|cublaslt-graph  |error|mismatch" | tee -a "$log"
+  done
 fi
 
 # Opt-in experiments (BATON_EXTRA="l2sweep"): baton-auto at decode M with GEMM1's L2 prefetch of W2
@@ -148,7 +174,7 @@ if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitiz
     fi
     if [ -x "$BIN/baton_ops_tests" ]; then
       timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        "$BIN/baton_ops_tests" --gtest_filter='Ragged/OpsMlp.*/*_m17:Plans/OpsMlp.*/*split*:Plans/OpsMlp.*/*swap*:Plans/OpsMlp.*/*pairs_m*:OpsMlpErrors.*' >> "$slog" 2>&1
+        "$BIN/baton_ops_tests" --gtest_filter="Ragged/OpsMlp.*/*_m17:Plans/OpsMlp.*/*split*:Plans/OpsMlp.*/*swap*:Plans/OpsMlp.*/*pairs_m*:OpsMlpErrors.*$([ "$pairs_ok" = 1 ] || echo '-*pairs*')" >> "$slog" 2>&1
       rc=$?
       echo "compute-sanitizer $tool (baton_ops_tests, m=17, split-K and swapped-GEMM2 cases): exit $rc" | tee -a "$slog"
       [ $rc -ne 0 ] && fail=1

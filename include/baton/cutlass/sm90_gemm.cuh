@@ -361,7 +361,13 @@ struct GemmKernel {
     mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
     mainloop_pipeline_params.num_consumers = NumMmaThreads;
     mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
-    MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params, ClusterShape{});
+    // The pipeline's cluster shape is the one the kernel is launched with: CTA pairs are clusters of
+    // 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives are built for 1 x 2 x 1 (A
+    // multicast along N). PipelineTmaAsync decides which CTAs' empty barriers a consumer arrives on
+    // from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA of a pair (cluster_ctaid.x = 1)
+    // would skip its own barrier and both would wait forever (run 26 on the H200: every pair test hung).
+    MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
+                                       cute::Shape<cute::Int<kClusterN>, cute::_1, cute::_1>{});
 
     // The epilogue load pipeline is unused (no C source) but store() takes it.
     typename EpiLoadPipeline::Params epi_load_pipeline_params;

@@ -33,8 +33,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "baton/chain.hpp"
@@ -223,16 +225,6 @@ class Mlp {
   using bf16 = mlp_kernels::bf16;
   using UpArgs = sm90::GemmArguments<mlp_kernels::UpConfig<Act>>;
   using DownArgs = sm90::GemmArguments<mlp_kernels::DownConfig>;
-  using WideUpArgs = sm90::GemmArguments<mlp_kernels::WideUpConfig<Act>>;
-  using WideDownArgs = sm90::GemmArguments<mlp_kernels::WideDownConfig>;
-  using MidUpArgs = sm90::GemmArguments<mlp_kernels::MidUpConfig<Act>>;
-  using MidDownArgs = sm90::GemmArguments<mlp_kernels::MidDownConfig>;
-  using NarrowUpArgs = sm90::GemmArguments<mlp_kernels::NarrowUpConfig<Act>>;
-  using NarrowDownArgs = sm90::GemmArguments<mlp_kernels::NarrowDownConfig>;
-  using PairUpArgs = sm90::GemmArguments<mlp_kernels::PairUpConfig<Act>>;
-  using PairDownArgs = sm90::GemmArguments<mlp_kernels::PairDownConfig>;
-  using SwapDownArgs = sm90::GemmArguments<mlp_kernels::SwapDownConfig>;
-  using SwapUpArgs = sm90::GemmArguments<mlp_kernels::SwapGeluConfig>;
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -441,93 +433,131 @@ class Mlp {
     return result<std::unique_ptr<Mlp>>(std::move(best));
   }
 
-  [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {
+  // One GEMM of the plan in the form it runs (tile width, CTA pairs, swapped operands): its split-K
+  // workspace size, whether its shape fits, and its launch without semaphores (after_grid: the
+  // PDL-launched form that waits with griddepcontrol.wait before its loads of the previous GEMM's output).
+  struct FormedGemm {
+    size_t split_bytes = 0;
+    status can;
+    std::function<result<StageLaunch>(const mlp_kernels::PlainStage&, void* split_workspace, bool after_grid)> launch;
+  };
+  template <class Config, class Launch>
+  static FormedGemm formed_(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch) {
+    a.split_k = split_k;
+    a.next_weights = next;
+    FormedGemm g;
+    g.split_bytes = sm90::split_workspace_bytes(a);
+    g.can = sm90::Gemm<Config, mlp_kernels::PlainStage>::can_implement(a);
+    g.launch = [a, launch](const mlp_kernels::PlainStage& st, void* ws, bool after_grid) mutable {
+      a.split_workspace = ws;
+      return launch(st, a, after_grid);
+    };
+    return g;
+  }
+  static FormedGemm unformed_(status why) { return FormedGemm{0, std::move(why), {}}; }
+  static std::string bad_width_(int which, int w) {
+    return "baton::ops::mlp: gemm" + std::to_string(which) + " has no kernel for tile width " + std::to_string(w) +
+           " (kernels: 96, 128, 192, 256)";
+  }
+
+  // GEMM1, Y = act(X W1^T): 128xN tiles by plan_.tile_n1 (CTA pairs at N = 96 with plan_.pairs1), or
+  // swapped (GeLU only: m = F, n = the tokens, A = W1, B = X, Y written column-major as Y^T).
+  FormedGemm gemm1_(const MlpTensors& t, const sm90::NextWeights& next) const {
     const MlpShape& s = plan_.shape;
     const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
-    UpArgs up{s.m, n1, s.hidden, static_cast<const bf16*>(t.x), static_cast<const bf16*>(t.w1), static_cast<bf16*>(t.y)};
-    DownArgs down{s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y), static_cast<const bf16*>(t.w2),
-                  static_cast<bf16*>(t.z)};
-    up.split_k = plan_.split1;
-    down.split_k = plan_.split2;
-    // The 128x96 / 128x192 / 128x256 forms of both GEMMs: the plan's tile width picks one per GEMM.
-    const int w1 = plan_.tile_n1, w2 = plan_.tile_n2;
-    const bool pair1 = plan_.pairs1, pair2 = plan_.pairs2;
-    const bool narrow1 = w1 == kMlpNarrowTileN && !pair1, narrow2 = w2 == kMlpNarrowTileN && !pair2;
-    const bool mid1 = w1 == kMlpMidTileN, mid2 = w2 == kMlpMidTileN;
-    const bool wide1 = w1 == kMlpWideTileN, wide2 = w2 == kMlpWideTileN;
-    MidUpArgs mid_up{s.m, n1, s.hidden, up.a, up.b, up.d};
-    MidDownArgs mid_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    WideUpArgs wide_up{s.m, n1, s.hidden, up.a, up.b, up.d};
-    WideDownArgs wide_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    NarrowUpArgs narrow_up{s.m, n1, s.hidden, up.a, up.b, up.d};
-    NarrowDownArgs narrow_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    PairUpArgs pair_up{s.m, n1, s.hidden, up.a, up.b, up.d};
-    PairDownArgs pair_down{s.m, s.hidden, s.ffn, down.a, down.b, down.d};
-    mid_up.split_k = wide_up.split_k = narrow_up.split_k = pair_up.split_k = plan_.split1;
-    mid_down.split_k = wide_down.split_k = narrow_down.split_k = pair_down.split_k = plan_.split2;
-    // The swapped GEMM2: m = H (W2's rows), n = the tokens, A = W2, B = Y, D = Z as [H, m] column-major.
-    const bool swap2 = plan_.swap_gemm2;
-    SwapDownArgs swap_down{s.hidden, s.m, s.ffn, down.b, down.a, down.d};
-    swap_down.split_k = plan_.split2;
-    // The swapped GeLU GEMM1: m = F (W1's rows), n = the tokens, A = W1, B = X, D = Y as [F, m] column-major.
-    const bool swap1 = plan_.swap_gemm1;
-    SwapUpArgs swap_up{n1, s.m, s.hidden, up.b, up.a, up.d};
-    swap_up.split_k = plan_.split1;
+    const auto* x = static_cast<const bf16*>(t.x);
+    const auto* w1 = static_cast<const bf16*>(t.w1);
+    auto* y = static_cast<bf16*>(t.y);
+    auto form = [&](auto config, auto launch) {
+      using C = typename decltype(config)::type;
+      return formed_(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.split1, next, launch);
+    };
+    using namespace mlp_kernels;
+    if (plan_.swap_gemm1) {
+      if constexpr (Act == activation::gelu)
+        return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
+                       [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
+      else
+        return unformed_(status(errc::not_supported, "baton::ops::mlp: the swapped GEMM1 needs the GeLU activation"));
+    }
+    switch (plan_.tile_n1) {
+      case kMlpTileN:
+        return form(std::type_identity<UpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up(st, a); });
+      case kMlpNarrowTileN:
+        if (plan_.pairs1)
+          return form(std::type_identity<PairUpConfig<Act>>{},
+                      [](const auto& st, const auto& a, bool) { return Kernels::up_pair(st, a); });
+        return form(std::type_identity<NarrowUpConfig<Act>>{},
+                    [](const auto& st, const auto& a, bool) { return Kernels::up_narrow(st, a); });
+      case kMlpMidTileN:
+        return form(std::type_identity<MidUpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up_mid(st, a); });
+      case kMlpWideTileN:
+        return form(std::type_identity<WideUpConfig<Act>>{},
+                    [](const auto& st, const auto& a, bool) { return Kernels::up_wide(st, a); });
+      default: return unformed_(status(errc::invalid_argument, bad_width_(1, plan_.tile_n1)));
+    }
+  }
+
+  // GEMM2, Z = Y W2^T: 128xN tiles by plan_.tile_n2 (CTA pairs at N = 96 with plan_.pairs2), or swapped
+  // (m = H, n = the tokens, A = W2, B = Y, Z written as [H, m] column-major == [m, H] row-major).
+  // Launched after GEMM1 or PDL-launched (after_grid: weights first, then griddepcontrol.wait).
+  FormedGemm gemm2_(const MlpTensors& t) const {
+    const MlpShape& s = plan_.shape;
+    const auto* y = static_cast<const bf16*>(t.y);
+    const auto* w2 = static_cast<const bf16*>(t.w2);
+    auto* z = static_cast<bf16*>(t.z);
+    auto form = [&](auto config, auto launch) {
+      using C = typename decltype(config)::type;
+      return formed_(sm90::GemmArguments<C>{s.m, s.hidden, s.ffn, y, w2, z}, plan_.split2, {}, launch);
+    };
+    using namespace mlp_kernels;
+    if (plan_.swap_gemm2)
+      return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.split2, {},
+                     [](const auto& st, const auto& a, bool after_grid) {
+                       return after_grid ? Kernels::down_swapped_after_grid(st, a) : Kernels::down_swapped(st, a);
+                     });
+    switch (plan_.tile_n2) {
+      case kMlpTileN:
+        return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+          return after_grid ? Kernels::down_after_grid(st, a) : Kernels::down(st, a);
+        });
+      case kMlpNarrowTileN:
+        if (plan_.pairs2)
+          return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+            return after_grid ? Kernels::down_pair_after_grid(st, a) : Kernels::down_pair(st, a);
+          });
+        return form(std::type_identity<NarrowDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+          return after_grid ? Kernels::down_narrow_after_grid(st, a) : Kernels::down_narrow(st, a);
+        });
+      case kMlpMidTileN:
+        return form(std::type_identity<MidDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+          return after_grid ? Kernels::down_mid_after_grid(st, a) : Kernels::down_mid(st, a);
+        });
+      case kMlpWideTileN:
+        return form(std::type_identity<WideDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+          return after_grid ? Kernels::down_wide_after_grid(st, a) : Kernels::down_wide(st, a);
+        });
+      default: return unformed_(status(errc::invalid_argument, bad_width_(2, plan_.tile_n2)));
+    }
+  }
+
+  [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {
+    const MlpShape& s = plan_.shape;
     // GEMM1 prefetches the first k-blocks of W2's tile-parts into L2 as it ends (plan_mlp).
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
       next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
-    up.next_weights = mid_up.next_weights = wide_up.next_weights = narrow_up.next_weights = pair_up.next_weights =
-        swap_up.next_weights = next;
-    // The split-K workspace of the tile shape each GEMM runs with.
-    const size_t sw1_bytes = swap1  ? sm90::split_workspace_bytes(swap_up)
-                             : wide1 ? sm90::split_workspace_bytes(wide_up)
-                             : mid1 ? sm90::split_workspace_bytes(mid_up)
-                             : narrow1 ? sm90::split_workspace_bytes(narrow_up)
-                             : pair1 ? sm90::split_workspace_bytes(pair_up)
-                                    : sm90::split_workspace_bytes(up);
-    const size_t sw2_bytes = swap2   ? sm90::split_workspace_bytes(swap_down)
-                             : wide2 ? sm90::split_workspace_bytes(wide_down)
-                             : mid2  ? sm90::split_workspace_bytes(mid_down)
-                             : narrow2 ? sm90::split_workspace_bytes(narrow_down)
-                             : pair2 ? sm90::split_workspace_bytes(pair_down)
-                                     : sm90::split_workspace_bytes(down);
-    BATON_TRY(alloc_zeroed_(sw1_, sw1_bytes, stream, "split-K workspace (gemm1)"));
-    BATON_TRY(alloc_zeroed_(sw2_, sw2_bytes, stream, "split-K workspace (gemm2)"));
-    up.split_workspace = mid_up.split_workspace = wide_up.split_workspace = narrow_up.split_workspace =
-        pair_up.split_workspace = swap_up.split_workspace = sw1_;
-    down.split_workspace = mid_down.split_workspace = wide_down.split_workspace = narrow_down.split_workspace =
-        pair_down.split_workspace = swap_down.split_workspace = sw2_;
     // Shapes and pointers first: a bad tensor is reported before anything else is built.
-    using UpGemm = sm90::Gemm<mlp_kernels::UpConfig<Act>, mlp_kernels::PlainStage>;
-    using DownGemm = sm90::Gemm<mlp_kernels::DownConfig, mlp_kernels::PlainStage>;
-    using MidUpGemm = sm90::Gemm<mlp_kernels::MidUpConfig<Act>, mlp_kernels::PlainStage>;
-    using MidDownGemm = sm90::Gemm<mlp_kernels::MidDownConfig, mlp_kernels::PlainStage>;
-    using NarrowUpGemm = sm90::Gemm<mlp_kernels::NarrowUpConfig<Act>, mlp_kernels::PlainStage>;
-    using NarrowDownGemm = sm90::Gemm<mlp_kernels::NarrowDownConfig, mlp_kernels::PlainStage>;
-    using PairUpGemm = sm90::Gemm<mlp_kernels::PairUpConfig<Act>, mlp_kernels::PlainStage>;
-    using PairDownGemm = sm90::Gemm<mlp_kernels::PairDownConfig, mlp_kernels::PlainStage>;
-    using WideUpGemm = sm90::Gemm<mlp_kernels::WideUpConfig<Act>, mlp_kernels::PlainStage>;
-    using WideDownGemm = sm90::Gemm<mlp_kernels::WideDownConfig, mlp_kernels::PlainStage>;
-    using SwapDownGemm = sm90::Gemm<mlp_kernels::SwapDownConfig, mlp_kernels::PlainStage>;
-    using SwapUpGemm = sm90::Gemm<mlp_kernels::SwapGeluConfig, mlp_kernels::PlainStage>;
-    const status can1 = swap1  ? SwapUpGemm::can_implement(swap_up)
-                        : wide1 ? WideUpGemm::can_implement(wide_up)
-                        : mid1 ? MidUpGemm::can_implement(mid_up)
-                        : narrow1 ? NarrowUpGemm::can_implement(narrow_up)
-                        : pair1 ? PairUpGemm::can_implement(pair_up)
-                               : UpGemm::can_implement(up);
-    BATON_TRY(can1.with_context("gemm1"));
-    const status can2 = swap2   ? SwapDownGemm::can_implement(swap_down)
-                        : wide2 ? WideDownGemm::can_implement(wide_down)
-                        : mid2  ? MidDownGemm::can_implement(mid_down)
-                        : narrow2 ? NarrowDownGemm::can_implement(narrow_down)
-                        : pair2 ? PairDownGemm::can_implement(pair_down)
-                                : DownGemm::can_implement(down);
-    BATON_TRY(can2.with_context("gemm2"));
-    if ((w1 != kMlpTileN || w2 != kMlpTileN || swap1 || swap2) && plan_.policy != mlp_policy::none)
+    FormedGemm f1 = gemm1_(t, next), f2 = gemm2_(t);
+    BATON_TRY(f1.can.with_context("gemm1"));
+    BATON_TRY(f2.can.with_context("gemm2"));
+    const bool plain_forms = plan_.tile_n1 == kMlpTileN && plan_.tile_n2 == kMlpTileN && !plan_.swap_gemm1 &&
+                             !plan_.swap_gemm2 && !plan_.pairs1 && !plan_.pairs2;
+    if (!plain_forms && plan_.policy != mlp_policy::none)
       return status(errc::not_supported,
-                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles and the swapped GEMMs need policy none");
+                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
+    BATON_TRY(alloc_zeroed_(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
+    BATON_TRY(alloc_zeroed_(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -537,8 +567,17 @@ class Mlp {
     const Grouped order{plan_.group_m};
     const footprint::GemmA fp = sm90::gemm_a_footprint<mlp_kernels::UpConfig<Act>, mlp_kernels::DownConfig>(s.m, s.ffn);
     result<StageLaunch> l1 = status(errc::invalid_argument, "unset"), l2 = status(errc::invalid_argument, "unset");
+    // row / kblock: semaphores between the 128x128 GEMMs; GEMM2's producer warp waits per k-block.
     auto edge_chain = [&](auto policy) -> status {
-      using P = decltype(policy);
+      const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
+      UpArgs up{s.m, n1, s.hidden, static_cast<const bf16*>(t.x), static_cast<const bf16*>(t.w1), static_cast<bf16*>(t.y)};
+      DownArgs down{s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y), static_cast<const bf16*>(t.w2),
+                    static_cast<bf16*>(t.z)};
+      up.split_k = plan_.split1;
+      down.split_k = plan_.split2;
+      up.split_workspace = sw1_;
+      down.split_workspace = sw2_;
+      up.next_weights = next;
       auto s1 = chain_.add_stage("gemm1", g1, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
       auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
       auto e = chain_.add_edge(s1, s2, policy, deps::gemm_a(fp, g2));
@@ -550,7 +589,6 @@ class Mlp {
       if (!st2.ok()) return st2.error();
       l1 = Kernels::up(st1.value(), up);
       l2 = Kernels::down(st2.value(), down);
-      (void)sizeof(P);
       return {};
     };
     switch (plan_.policy) {
@@ -561,8 +599,7 @@ class Mlp {
         // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and
         // first weight loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster at
         // decode); otherwise two plain launches.
-        const bool one_wave = plan_.pdl;
-        sched_ = one_wave ? schedule::pdl : schedule::serial;
+        sched_ = plan_.pdl ? schedule::pdl : schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
@@ -571,30 +608,8 @@ class Mlp {
         auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
-        if constexpr (Act == activation::gelu) {
-          if (swap1) l1 = Kernels::up_swapped(st1.value(), swap_up);
-        } else if (swap1) {
-          return status(errc::not_supported, "baton::ops::mlp: the swapped GEMM1 needs the GeLU activation");
-        }
-        if (!swap1) {
-          l1 = wide1  ? Kernels::up_wide(st1.value(), wide_up)
-               : mid1 ? Kernels::up_mid(st1.value(), mid_up)
-               : narrow1 ? Kernels::up_narrow(st1.value(), narrow_up)
-               : pair1 ? Kernels::up_pair(st1.value(), pair_up)
-                      : Kernels::up(st1.value(), up);
-        }
-        l2 = swap2      ? (one_wave ? Kernels::down_swapped_after_grid(st2.value(), swap_down)
-                                    : Kernels::down_swapped(st2.value(), swap_down))
-             : wide2    ? (one_wave ? Kernels::down_wide_after_grid(st2.value(), wide_down)
-                                    : Kernels::down_wide(st2.value(), wide_down))
-             : mid2     ? (one_wave ? Kernels::down_mid_after_grid(st2.value(), mid_down)
-                                    : Kernels::down_mid(st2.value(), mid_down))
-             : narrow2  ? (one_wave ? Kernels::down_narrow_after_grid(st2.value(), narrow_down)
-                                    : Kernels::down_narrow(st2.value(), narrow_down))
-             : pair2    ? (one_wave ? Kernels::down_pair_after_grid(st2.value(), pair_down)
-                                    : Kernels::down_pair(st2.value(), pair_down))
-             : one_wave ? Kernels::down_after_grid(st2.value(), down)
-                        : Kernels::down(st2.value(), down);
+        l1 = f1.launch(st1.value(), sw1_, false);
+        l2 = f2.launch(st2.value(), sw2_, plan_.pdl);
       }
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");

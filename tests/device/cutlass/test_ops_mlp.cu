@@ -139,6 +139,7 @@ struct Case {
   int expect_pdl = -1;   // the plan's pdl (-1: not checked)
   int pairs = 0;         // MlpOptions::cta_pairs
   int expect_pairs = -1; // the plan's pairs1 + 2 * pairs2 (-1: not checked)
+  bool tune_pairs = false;  // MlpRunOptions::tune_cta_pairs (tuning also times CTA pairs)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -187,6 +188,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.swap_gemm1 = c.swap1;
   o.plan.pdl = c.pdl;
   o.plan.cta_pairs = c.pairs;
+  o.tune_cta_pairs = c.tune_pairs;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
@@ -359,6 +361,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_pairs1_mid2_m200_h1032_f440", G, 200, 1032, 440, None, 0, 0, 0, 0, false, 96, 192, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 1},
         Case{"swiglu_none_pairs2_m256_h1032_f440", S, 256, 1032, 440, None, 0, 0, 0, 0, false, 128, 96, 0, 0, 0, -1, 0, -1, 0, -1, -1, -1, 1, 2},
         Case{"gelu_tuned_m128_h1032_f440", G, 128, 1032, 440, Auto, 0, 0, 0, 0, true},
+        // ... and with CTA pairs among the candidates (MlpRunOptions::tune_cta_pairs).
+        Case{"swiglu_tuned_pairs_m256_h1032_f440", S, 256, 1032, 440, Auto, 0, 0, 0, 0, true, 0, 0, 0, 0, 0, -1, 0, -1,
+             0, -1, -1, -1, 0, -1, true},
         // the plan's own choice of 128x256 tiles at a larger shape (m = 2048: both GEMMs wide)
         Case{"gelu_auto_m2048_h2048_f2048", G, 2048, 2048, 2048, Auto, 0, 0, 0, 0, false, 0, 0, 256, 256},
         // GEMM1 prefetching W2 into L2 as it ends: part of W2 (1 MB = 3 k-blocks of each of the
