@@ -15,6 +15,7 @@
 //   ColumnPolicy<F> one semaphore per column of tiles      (count = tiles per column)
 //   KBlockPolicy<F> TilePolicy that waits per k-block, just before the k-block is loaded
 //   ConvPolicy      RowPolicy over the R x S halo of an implicit-GEMM convolution
+//   GroupPolicy<F>  one semaphore per GM x GN block of tiles  (custom grouping)
 //
 // User-defined policies satisfy the SyncPolicy concept below; the soundness checker
 // (dependency.hpp) proves them against the true dependency relation before any launch.
@@ -129,6 +130,45 @@ struct ColumnPolicy {
     for (int z = r.z0; z < r.z1; ++z)
       for (int n = r.n0; n < r.n1; ++n)
         if (!f(WaitSpec{z * producer.n + n, per_col, per_col})) return false;
+    return true;
+  }
+};
+
+// Custom grouping (cuSync's custom policies): one semaphore per block of group_m x group_n producer
+// tiles (blocks at the grid's edge are clipped and have fewer posters). TilePolicy is group(1, 1),
+// RowPolicy group(1, grid.n), ColumnPolicy group(grid.m, 1). batonc's `sync a -> b : group(GM, GN)`.
+template <Footprint F>
+struct GroupPolicy {
+  Grid producer{};
+  F footprint{};
+  int group_m = 1;
+  int group_n = 1;
+  bool per_k_block = false;
+
+  BATON_HOST_DEVICE constexpr int blocks_m() const { return group_m > 0 ? (producer.m + group_m - 1) / group_m : 0; }
+  BATON_HOST_DEVICE constexpr int blocks_n() const { return group_n > 0 ? (producer.n + group_n - 1) / group_n : 0; }
+  BATON_HOST_DEVICE constexpr Grid producer_grid() const { return producer; }
+  BATON_HOST_DEVICE constexpr int num_semaphores() const { return blocks_m() * blocks_n() * producer.z; }
+  BATON_HOST_DEVICE constexpr int post_index(Tile t) const {
+    return (t.z * blocks_m() + t.m / group_m) * blocks_n() + t.n / group_n;
+  }
+  BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
+  // Posters of the block holding tile (bm * group_m, bn * group_n).
+  BATON_HOST_DEVICE constexpr uint32_t block_size(int bm, int bn) const {
+    const int m1 = (bm + 1) * group_m < producer.m ? (bm + 1) * group_m : producer.m;
+    const int n1 = (bn + 1) * group_n < producer.n ? (bn + 1) * group_n : producer.n;
+    return uint32_t(m1 - bm * group_m) * uint32_t(n1 - bn * group_n);
+  }
+  template <class Fn>
+  BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
+    const TileRect r = detail::waited_rect(footprint, producer, per_k_block, t, k);
+    if (r.empty()) return true;
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int bm = r.m0 / group_m; bm <= (r.m1 - 1) / group_m; ++bm)
+        for (int bn = r.n0 / group_n; bn <= (r.n1 - 1) / group_n; ++bn) {
+          const uint32_t c = block_size(bm, bn);
+          if (!f(WaitSpec{(z * blocks_m() + bm) * blocks_n() + bn, c, c})) return false;
+        }
     return true;
   }
 };

@@ -436,9 +436,11 @@ class Mlp {
   // One GEMM of the plan in the form it runs (tile width, CTA pairs, swapped operands): its split-K
   // workspace size, whether its shape fits, and its launch without semaphores (after_grid: the
   // PDL-launched form that waits with griddepcontrol.wait before its loads of the previous GEMM's output).
+  // `can` checks the shape and pointers with the split-K workspace in place (split_bytes of it).
   struct FormedGemm {
     size_t split_bytes = 0;
-    status can;
+    status unformed;  // a plan no kernel implements (checked first)
+    std::function<status(void* split_workspace)> can;
     std::function<result<StageLaunch>(const mlp_kernels::PlainStage&, void* split_workspace, bool after_grid)> launch;
   };
   template <class Config, class Launch>
@@ -447,14 +449,17 @@ class Mlp {
     a.next_weights = next;
     FormedGemm g;
     g.split_bytes = sm90::split_workspace_bytes(a);
-    g.can = sm90::Gemm<Config, mlp_kernels::PlainStage>::can_implement(a);
+    g.can = [a](void* ws) mutable {
+      a.split_workspace = ws;
+      return sm90::Gemm<Config, mlp_kernels::PlainStage>::can_implement(a);
+    };
     g.launch = [a, launch](const mlp_kernels::PlainStage& st, void* ws, bool after_grid) mutable {
       a.split_workspace = ws;
       return launch(st, a, after_grid);
     };
     return g;
   }
-  static FormedGemm unformed_(status why) { return FormedGemm{0, std::move(why), {}}; }
+  static FormedGemm unformed_(status why) { return FormedGemm{0, std::move(why), {}, {}}; }
   static std::string bad_width_(int which, int w) {
     return "baton::ops::mlp: gemm" + std::to_string(which) + " has no kernel for tile width " + std::to_string(w) +
            " (kernels: 96, 128, 192, 256)";
@@ -547,10 +552,9 @@ class Mlp {
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
       next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
-    // Shapes and pointers first: a bad tensor is reported before anything else is built.
     FormedGemm f1 = gemm1_(t, next), f2 = gemm2_(t);
-    BATON_TRY(f1.can.with_context("gemm1"));
-    BATON_TRY(f2.can.with_context("gemm2"));
+    BATON_TRY(f1.unformed.with_context("gemm1"));
+    BATON_TRY(f2.unformed.with_context("gemm2"));
     const bool plain_forms = plan_.tile_n1 == kMlpTileN && plan_.tile_n2 == kMlpTileN && !plan_.swap_gemm1 &&
                              !plan_.swap_gemm2 && !plan_.pairs1 && !plan_.pairs2;
     if (!plain_forms && plan_.policy != mlp_policy::none)
@@ -558,6 +562,9 @@ class Mlp {
                     "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
     BATON_TRY(alloc_zeroed_(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(alloc_zeroed_(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
+    // Shapes and pointers (and the split-K workspaces) before any stage is built or bound.
+    BATON_TRY(f1.can(sw1_).with_context("gemm1"));
+    BATON_TRY(f2.can(sw2_).with_context("gemm2"));
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;

@@ -1,0 +1,994 @@
+// baton/dsl/analysis.hpp — what batonc does with a parsed .baton program (host only):
+//
+//   1. semantic checks, each a located error: unknown or duplicate names, rank mismatches, maps
+//      that are not affine, writes that depend on k, a tensor written twice, a cyclic dependency,
+//      a map that leaves the tensor (the producer's grid) for some tile;
+//   2. the edges: a stage that reads a tensor another stage writes depends on it;
+//   3. per edge, the candidate policies (tile, kblock, row, column, per tile or per k-block, and
+//      any group(GM, GN) the program names), each proven with check_soundness against the exact
+//      relation, enumerated here from the element boxes, for every parameter binding the program
+//      asks to prove ("param M = 128 in {1, 17, 128}");
+//   4. the choice: sound, then the earliest start (fewest producer tiles forced before a
+//      consumer's first k-block), then the fewest waits, then the least over-synchronization;
+//   5. tile orders: each producer walks its tiles in the order (row- or column-major) in which its
+//      consumers first need them, unless the stage names one.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <functional>
+#include <tuple>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/dependency.hpp"
+#include "baton/dsl/affine_footprint.hpp"
+#include "baton/dsl/program.hpp"
+#include "baton/footprint.hpp"
+#include "baton/order.hpp"
+#include "baton/policy.hpp"
+#include "baton/status.hpp"
+
+namespace baton::dsl {
+
+using Binding = std::map<std::string, int64_t>;
+
+// ---- affine forms ------------------------------------------------------------------------------
+
+// sum_v coef[v] * v + c0 where v ranges over the index variables (m, n, z, k-loop variables) and
+// the coefficients are expressions over parameters only.
+struct LinForm {
+  std::map<std::string, ExprPtr> coef;
+  ExprPtr c0;
+};
+
+namespace detail {
+inline ExprPtr bin(Expr::Kind k, ExprPtr a, ExprPtr b) {
+  if (a->kind == Expr::num && b->kind == Expr::num) {
+    const int64_t x = a->value, y = b->value;
+    switch (k) {
+      case Expr::add: return make_num(x + y, a->loc);
+      case Expr::sub: return make_num(x - y, a->loc);
+      case Expr::mul: return make_num(x * y, a->loc);
+      default: break;
+    }
+  }
+  if (k == Expr::add && a->kind == Expr::num && a->value == 0) return b;
+  if ((k == Expr::add || k == Expr::sub) && b->kind == Expr::num && b->value == 0) return a;
+  if (k == Expr::mul && a->kind == Expr::num && a->value == 1) return b;
+  if (k == Expr::mul && b->kind == Expr::num && b->value == 1) return a;
+  if (k == Expr::mul && ((a->kind == Expr::num && a->value == 0) || (b->kind == Expr::num && b->value == 0)))
+    return make_num(0, a->loc);
+  auto e = std::make_shared<Expr>();
+  e->kind = k;
+  e->a = std::move(a);
+  e->b = std::move(b);
+  e->loc = e->a->loc;
+  return e;
+}
+inline ExprPtr neg(ExprPtr a) {
+  if (a->kind == Expr::num) return make_num(-a->value, a->loc);
+  return bin(Expr::sub, make_num(0, a->loc), std::move(a));
+}
+}  // namespace detail
+
+// ---- the analysis result -------------------------------------------------------------------------
+
+struct DimForm {
+  LinForm start;
+  ExprPtr width;   // over parameters only
+  ExprPtr extent;  // the tensor's extent in this dimension
+  Loc loc;
+};
+struct AccessForm {
+  std::string tensor;
+  Loc loc;
+  bool clip = false;
+  std::vector<DimForm> dims;
+};
+struct StageInfo {
+  std::string name;
+  Loc loc;
+  ExprPtr ext[3];  // grid m, n, z (never null: 1 where not given)
+  std::vector<std::string> kvars;
+  std::vector<ExprPtr> kext;
+  std::vector<AccessForm> reads, writes;
+  std::vector<int64_t> tile;
+  std::string order;  // as written ("" = batonc chooses)
+  ExprPtr order_group;
+  Loc order_loc;
+};
+
+struct Candidate {
+  std::string kind;  // tile, kblock, row, row_k, column, column_k, group, group_k
+  int64_t group_m = 0, group_n = 0;
+  std::string footprint = "affine";  // a built-in footprint named by a sync (gemm_a, identity, ...)
+  bool sound = true;
+  std::string why_not;     // the first failing binding's counterexample
+  double start_tiles = 0;  // producer tiles forced before a consumer's first k-block, mean (default binding)
+  int64_t waits = 0;       // waits per pass (default binding)
+  int64_t over_sync = 0;   // (consumer, producer never read) pairs forced (default binding)
+  int64_t reads = 0;       // reads checked, all bindings
+};
+
+struct EdgeInfo {
+  int producer = -1, consumer = -1;
+  std::vector<std::pair<int, int>> links;  // (consumer read index, producer write index)
+  std::string tensors;                     // "Y" or "K, V"
+  const SyncDecl* sync = nullptr;          // a policy chosen by hand
+  std::vector<Candidate> candidates;
+  int chosen = -1;
+  std::string label;  // "gemm1 -> gemm2"
+};
+
+struct OrderChoice {
+  std::string kind;  // row, column, grouped
+  int64_t group = 0;
+  std::string why;
+};
+
+struct Analysis {
+  Program program;
+  std::vector<Binding> bindings;  // [0] = the defaults
+  std::vector<StageInfo> stages;
+  std::vector<EdgeInfo> edges;
+  std::vector<OrderChoice> orders;  // per stage
+};
+
+// Policies by name, over any footprint: f(policy).
+template <class F, class Fn>
+auto with_policy(const Candidate& c, Grid producer, const F& fp, Fn&& fn) {
+  if (c.kind == "tile" || c.kind == "kblock") return fn(TilePolicy<F>{producer, fp, c.kind == "kblock"});
+  if (c.kind == "row" || c.kind == "row_k") return fn(RowPolicy<F>{producer, fp, c.kind == "row_k"});
+  if (c.kind == "column" || c.kind == "column_k") return fn(ColumnPolicy<F>{producer, fp, c.kind == "column_k"});
+  return fn(GroupPolicy<F>{producer, fp, int(c.group_m), int(c.group_n), c.kind == "group_k"});
+}
+
+// baton's built-in footprints by name, made from the edge's concrete AffineFootprint (their
+// parameters come from the program's maps): returns fn(footprint), or why the edge does not have
+// that footprint's form. "affine" is the AffineFootprint itself.
+template <class Fn>
+status with_named_footprint(const std::string& name, const AffineFootprint& fp, const std::string& edge, Fn&& fn) {
+  if (name == "affine") return fn(fp);
+  if (name == "identity") return fn(footprint::Identity{});
+  if (name == "transpose") return fn(footprint::Transpose{});
+  if (name == "all_of_batch") return fn(footprint::AllOfBatch{fp.producer});
+  if (name == "gemm_a") {
+    // GemmA: the consumer reads rows m*TM +: TM and k-block columns kb*TK +: TK of a 2-D tensor
+    // the producer writes in TPM x TPN tiles at (m*TPM, n*TPN).
+    if (fp.accesses != 1 || fp.access[0].dims != 2 || fp.kvars != 1)
+      return status(errc::invalid_argument, "footprint gemm_a: edge " + edge + " is not one 2-D tensor read per k-block");
+    const AffineDim& r = fp.access[0].dim[0];
+    const AffineDim& k = fp.access[0].dim[1];
+    if (r.axis != 0 || k.axis != 1 || r.cm != r.width || r.cn || r.cz || r.ck[0] || r.c0 || k.cm || k.cn || k.cz ||
+        k.ck[0] != k.width || k.c0 || r.pc != r.pw || k.pc != k.pw || r.p0 || k.p0)
+      return status(errc::invalid_argument, "footprint gemm_a: edge " + edge +
+                                                " does not read rows m*TM +: TM and columns kb*TK +: TK of tiles written at "
+                                                "m*TPM +: TPM, n*TPN +: TPN");
+    return fn(footprint::GemmA{r.extent, k.extent, r.pw, k.pw, r.width, k.width});
+  }
+  return status(errc::invalid_argument, "unknown footprint '" + name + "' (affine, gemm_a, identity, transpose, all_of_batch)");
+}
+
+inline std::string describe_policy(const Candidate& c) {
+  if (c.kind == "tile") return "TilePolicy (one semaphore per producer tile, waits once per tile)";
+  if (c.kind == "kblock") return "KBlockPolicy (one semaphore per producer tile, waits per k-block)";
+  if (c.kind == "row") return "RowPolicy (one semaphore per row of producer tiles, waits once per tile)";
+  if (c.kind == "row_k") return "RowPolicy per k-block";
+  if (c.kind == "column") return "ColumnPolicy (one semaphore per column of producer tiles)";
+  if (c.kind == "column_k") return "ColumnPolicy per k-block";
+  return "GroupPolicy (one semaphore per " + std::to_string(c.group_m) + "x" + std::to_string(c.group_n) +
+         " block of producer tiles" + (c.kind == "group_k" ? ", waits per k-block)" : ")");
+}
+inline std::string candidate_name(const Candidate& c) {
+  if (c.kind == "group" || c.kind == "group_k")
+    return "group(" + std::to_string(c.group_m) + "," + std::to_string(c.group_n) + ")" + (c.kind == "group_k" ? " per k" : "") +
+           (c.footprint == "affine" ? "" : " @ " + c.footprint);
+  const std::string fp = c.footprint == "affine" ? "" : " @ " + c.footprint;
+  if (c.kind == "row_k") return "row per k" + fp;
+  if (c.kind == "column_k") return "column per k" + fp;
+  return c.kind + fp;
+}
+
+// ---- the analyzer --------------------------------------------------------------------------------
+
+class Analyzer {
+ public:
+  explicit Analyzer(Program p) { a_.program = std::move(p); }
+
+  result<Analysis> run() {
+    BATON_TRY(names_());
+    BATON_TRY(bindings_());
+    BATON_TRY(stages_());
+    BATON_TRY(edges_());
+    BATON_TRY(acyclic_());
+    for (const Binding& b : a_.bindings) BATON_TRY(bounds_(b));
+    for (EdgeInfo& e : a_.edges) BATON_TRY(choose_(e));
+    BATON_TRY(orders_());
+    return std::move(a_);
+  }
+
+  // ---- concrete values (also used by the emitter's self-check and by --check) ----
+  static status eval(const Program& prog, const Expr& e, const Binding& b, int64_t& out) {
+    auto err = [&](const std::string& m) { return status(errc::invalid_argument, located(prog.file, prog.source, e.loc, m)); };
+    int64_t x = 0, y = 0;
+    if (e.kind == Expr::num) {
+      out = e.value;
+      return {};
+    }
+    if (e.kind == Expr::name) {
+      auto it = b.find(e.id);
+      if (it == b.end()) return err("'" + e.id + "' has no value here");
+      out = it->second;
+      return {};
+    }
+    BATON_TRY(eval(prog, *e.a, b, x));
+    if (e.kind == Expr::neg) {
+      out = -x;
+      return {};
+    }
+    BATON_TRY(eval(prog, *e.b, b, y));
+    constexpr int64_t lim = int64_t(1) << 40;
+    switch (e.kind) {
+      case Expr::add: out = x + y; break;
+      case Expr::sub: out = x - y; break;
+      case Expr::mul:
+        if ((x != 0 && (y > lim || y < -lim)) || (y != 0 && (x > lim || x < -lim))) return err("value too large");
+        out = x * y;
+        break;
+      case Expr::div:
+      case Expr::mod:
+      case Expr::cdiv:
+        if (y <= 0) return err("division by " + std::to_string(y) + " (divisors must be >= 1)");
+        if (x < 0) return err("division of a negative value " + std::to_string(x));
+        out = e.kind == Expr::div ? x / y : e.kind == Expr::mod ? x % y : (x + y - 1) / y;
+        break;
+      case Expr::min: out = std::min(x, y); break;
+      case Expr::max: out = std::max(x, y); break;
+      default: return err("bad expression");
+    }
+    if (out > lim || out < -lim) return err("value too large (|v| > 2^40)");
+    return {};
+  }
+
+  // The edge's footprint under binding b.
+  static status footprint(const Analysis& a, const EdgeInfo& e, const Binding& b, AffineFootprint& fp) {
+    const Program& prog = a.program;
+    const StageInfo& ps = a.stages[size_t(e.producer)];
+    const StageInfo& cs = a.stages[size_t(e.consumer)];
+    fp = AffineFootprint{};
+    BATON_TRY(grid(prog, ps, b, fp.producer));
+    fp.kvars = int(cs.kvars.size());
+    for (size_t j = 0; j < cs.kvars.size(); ++j) BATON_TRY(eval_int_(prog, *cs.kext[j], b, fp.kext[j]));
+    fp.accesses = int(e.links.size());
+    for (size_t l = 0; l < e.links.size(); ++l) {
+      const AccessForm& r = cs.reads[size_t(e.links[l].first)];
+      const AccessForm& w = ps.writes[size_t(e.links[l].second)];
+      AffineAccess& acc = fp.access[l];
+      acc.dims = int(r.dims.size());
+      for (size_t d = 0; d < r.dims.size(); ++d) {
+        AffineDim& x = acc.dim[d];
+        const DimForm& rd = r.dims[d];
+        const DimForm& wd = w.dims[d];
+        BATON_TRY(coef_(prog, rd.start, "m", b, x.cm));
+        BATON_TRY(coef_(prog, rd.start, "n", b, x.cn));
+        BATON_TRY(coef_(prog, rd.start, "z", b, x.cz));
+        for (size_t j = 0; j < cs.kvars.size(); ++j) BATON_TRY(coef_(prog, rd.start, cs.kvars[j], b, x.ck[j]));
+        BATON_TRY(eval_int_(prog, *rd.start.c0, b, x.c0));
+        BATON_TRY(eval_int_(prog, *rd.width, b, x.width));
+        BATON_TRY(eval_int_(prog, *rd.extent, b, x.extent));
+        x.axis = -1;
+        static const char* axes[] = {"m", "n", "z"};
+        for (int ax = 0; ax < 3; ++ax)
+          if (wd.start.coef.count(axes[ax])) {
+            x.axis = ax;
+            BATON_TRY(coef_(prog, wd.start, axes[ax], b, x.pc));
+          }
+        if (x.axis < 0) x.pc = 1;
+        BATON_TRY(eval_int_(prog, *wd.start.c0, b, x.p0));
+        BATON_TRY(eval_int_(prog, *wd.width, b, x.pw));
+        if (x.axis >= 0 && x.pc < 1)
+          return status(errc::invalid_argument,
+                        located(prog.file, prog.source, wd.loc,
+                                "stage '" + ps.name + "' writes " + w.tensor + " with a stride of " + std::to_string(x.pc) +
+                                    " per tile in dimension " + std::to_string(d) + " (it must be >= 1)"));
+      }
+    }
+    if (const char* why = fp.invalid_reason())
+      return status(errc::invalid_argument, "edge " + e.label + ": " + why);
+    // Every start and end the footprint computes must fit in int (it runs in int on the device).
+    const int64_t gext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
+    Grid cg;
+    BATON_TRY(grid(prog, cs, b, cg));
+    for (int l = 0; l < fp.accesses; ++l)
+      for (int d = 0; d < fp.access[l].dims; ++d) {
+        const AffineDim& x = fp.access[l].dim[d];
+        int64_t span = std::abs(int64_t(x.cm)) * cg.m + std::abs(int64_t(x.cn)) * cg.n + std::abs(int64_t(x.cz)) * cg.z +
+                       std::abs(int64_t(x.c0)) + x.width + x.extent;
+        for (int j = 0; j < fp.kvars; ++j) span += std::abs(int64_t(x.ck[j])) * fp.kext[j];
+        const int64_t wspan = (x.axis >= 0 ? int64_t(x.pc) * gext[x.axis] : 0) + std::abs(int64_t(x.p0)) + x.pw;
+        if (span > (int64_t(1) << 30) || wspan > (int64_t(1) << 30))
+          return status(errc::invalid_argument, "edge " + e.label + ": the access to " + cs.reads[size_t(e.links[size_t(l)].first)].tensor +
+                                                    " reaches past 2^30 elements in dimension " + std::to_string(d) +
+                                                    " (the footprint computes in int)");
+      }
+    return {};
+  }
+
+  // The exact relation, enumerated from the element boxes (independent of AffineFootprint's
+  // inversion): consumer tile t, k-block k reads producer tile p iff, for one linked access, p's
+  // write box meets t's read box (both clipped to the tensor) in every dimension.
+  static DependencyRelation relation(const AffineFootprint& fp, Grid consumer, std::string description) {
+    DependencyRelation d;
+    d.producer = fp.producer;
+    d.consumer = consumer;
+    d.k_blocks = fp.k_blocks();
+    d.description = std::move(description);
+    d.reads = [fp](Tile t, int k, const std::function<void(Tile)>& emit) {
+      int kv[kMaxKVars] = {0, 0, 0};
+      fp.k_vars(k, kv);
+      const int ext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
+      for (int a = 0; a < fp.accesses; ++a) {
+        std::vector<uint8_t> ok[3];
+        for (int ax = 0; ax < 3; ++ax) ok[ax].assign(size_t(ext[ax]), 1);
+        bool none = false;
+        for (int di = 0; di < fp.access[a].dims && !none; ++di) {
+          const AffineDim& x = fp.access[a].dim[di];
+          int64_t lo = int64_t(x.cm) * t.m + int64_t(x.cn) * t.n + int64_t(x.cz) * t.z + x.c0;
+          for (int j = 0; j < fp.kvars; ++j) lo += int64_t(x.ck[j]) * kv[j];
+          int64_t hi = lo + x.width;
+          lo = std::max<int64_t>(lo, 0);
+          hi = std::min<int64_t>(hi, x.extent);
+          if (lo >= hi) {
+            none = true;
+            break;
+          }
+          auto meets = [&](int64_t w0) {  // the write box, clipped to the tensor, meets [lo, hi)
+            const int64_t w0c = std::max<int64_t>(w0, 0), w1c = std::min<int64_t>(w0 + x.pw, x.extent);
+            return std::max(w0c, lo) < std::min(w1c, hi);
+          };
+          if (x.axis < 0) {
+            if (!meets(x.p0)) none = true;
+            continue;
+          }
+          for (int i = 0; i < ext[x.axis]; ++i)
+            if (!meets(int64_t(x.pc) * i + x.p0)) ok[x.axis][size_t(i)] = 0;
+        }
+        if (none) continue;
+        for (int z = 0; z < ext[2]; ++z)
+          if (ok[2][size_t(z)])
+            for (int m = 0; m < ext[0]; ++m)
+              if (ok[0][size_t(m)])
+                for (int n = 0; n < ext[1]; ++n)
+                  if (ok[1][size_t(n)]) emit(Tile{m, n, z});
+      }
+    };
+    return d;
+  }
+
+  static status grid(const Program& prog, const StageInfo& s, const Binding& b, Grid& g) {
+    int v[3] = {1, 1, 1};
+    for (int ax = 0; ax < 3; ++ax) BATON_TRY(eval_int_(prog, *s.ext[ax], b, v[ax]));
+    g = Grid{v[0], v[1], v[2]};
+    if (!g.valid())
+      return status(errc::invalid_argument, located(prog.file, prog.source, s.loc,
+                                                    "stage '" + s.name + "' has grid " + to_string(g) +
+                                                        " (every extent must be >= 1, at most 2^31 - 1 tiles)"));
+    return {};
+  }
+  static status k_blocks(const Program& prog, const StageInfo& s, const Binding& b, int& k) {
+    int64_t kk = 1;
+    for (const ExprPtr& e : s.kext) {
+      int v = 0;
+      BATON_TRY(eval_int_(prog, *e, b, v));
+      if (v < 1)
+        return status(errc::invalid_argument,
+                      located(prog.file, prog.source, e->loc, "a k-loop extent of stage '" + s.name + "' is " + std::to_string(v) + " (must be >= 1)"));
+      kk *= v;
+      if (kk > 0x7fffffff) return status(errc::invalid_argument, "stage '" + s.name + "' has too many k-blocks");
+    }
+    k = int(kk);
+    return {};
+  }
+
+ private:
+  status err_(Loc l, const std::string& msg, errc c = errc::invalid_argument) const {
+    return status(c, located(a_.program.file, a_.program.source, l, msg));
+  }
+  static status eval_int_(const Program& prog, const Expr& e, const Binding& b, int& out) {
+    int64_t v = 0;
+    BATON_TRY(eval(prog, e, b, v));
+    if (v > 0x7fffffff || v < -0x7fffffff)
+      return status(errc::invalid_argument, located(prog.file, prog.source, e.loc, "value " + std::to_string(v) + " does not fit in int"));
+    out = int(v);
+    return {};
+  }
+  static status coef_(const Program& prog, const LinForm& f, const std::string& v, const Binding& b, int& out) {
+    auto it = f.coef.find(v);
+    if (it == f.coef.end()) {
+      out = 0;
+      return {};
+    }
+    return eval_int_(prog, *it->second, b, out);
+  }
+
+  // Names: parameters, tensors and stages are unique; expressions name only what is in scope.
+  status names_() {
+    std::set<std::string> seen;
+    for (const Param& p : a_.program.params) {
+      if (!seen.insert(p.name).second) return err_(p.loc, "parameter '" + p.name + "' is declared twice");
+      BATON_TRY(scope_(*p.value, params_before_(p.name), "a parameter's value"));
+      for (const ExprPtr& v : p.proven) BATON_TRY(scope_(*v, params_before_(p.name), "a parameter's value"));
+    }
+    for (const TensorDecl& t : a_.program.tensors) {
+      if (seen.count(t.name)) return err_(t.loc, "'" + t.name + "' is declared twice");
+      seen.insert(t.name);
+      if (t.extents.size() > size_t(kMaxDims))
+        return err_(t.loc, "tensor '" + t.name + "' has rank " + std::to_string(t.extents.size()) + " (at most " + std::to_string(kMaxDims) + ")");
+      for (const ExprPtr& e : t.extents) BATON_TRY(scope_(*e, all_params_(), "a tensor extent"));
+    }
+    for (const StageDecl& s : a_.program.stages) {
+      if (seen.count(s.name)) return err_(s.loc, "'" + s.name + "' is declared twice");
+      seen.insert(s.name);
+    }
+    return {};
+  }
+  std::set<std::string> params_before_(const std::string& name) const {
+    std::set<std::string> s;
+    for (const Param& p : a_.program.params) {
+      if (p.name == name) break;
+      s.insert(p.name);
+    }
+    return s;
+  }
+  std::set<std::string> all_params_() const {
+    std::set<std::string> s;
+    for (const Param& p : a_.program.params) s.insert(p.name);
+    return s;
+  }
+  status scope_(const Expr& e, const std::set<std::string>& names, const char* where) const {
+    if (e.kind == Expr::name && !names.count(e.id)) {
+      bool is_param = false;
+      for (const Param& p : a_.program.params) is_param |= p.name == e.id;
+      if (is_param) return err_(e.loc, "'" + e.id + "' is used before its declaration in " + where);
+      return err_(e.loc, "unknown name '" + e.id + "' in " + where);
+    }
+    if (e.a) BATON_TRY(scope_(*e.a, names, where));
+    if (e.b) BATON_TRY(scope_(*e.b, names, where));
+    return {};
+  }
+
+  // Bindings: the defaults, then each proven value of each parameter (others at their default).
+  status bindings_() {
+    Binding def;
+    for (const Param& p : a_.program.params) {
+      int64_t v = 0;
+      BATON_TRY(eval(a_.program, *p.value, def, v));
+      def[p.name] = v;
+    }
+    a_.bindings.push_back(def);
+    for (const Param& p : a_.program.params)
+      for (const ExprPtr& e : p.proven) {
+        Binding b = def;
+        int64_t v = 0;
+        BATON_TRY(eval(a_.program, *e, def, v));
+        if (v == def[p.name]) continue;
+        b[p.name] = v;
+        // Later parameters defined from this one follow it.
+        bool after = false;
+        for (const Param& q : a_.program.params) {
+          if (q.name == p.name) {
+            after = true;
+            continue;
+          }
+          if (after) BATON_TRY(eval(a_.program, *q.value, b, b[q.name]));
+        }
+        a_.bindings.push_back(b);
+      }
+    if (a_.bindings.size() > 64) return status(errc::invalid_argument, "more than 64 parameter bindings to prove");
+    return {};
+  }
+
+  // Linearizes e over the index variables `vars`; parameters are constants.
+  status linearize_(const Expr& e, const std::set<std::string>& vars, LinForm& out) const {
+    out = LinForm{};
+    switch (e.kind) {
+      case Expr::num: out.c0 = make_num(e.value, e.loc); return {};
+      case Expr::name:
+        if (vars.count(e.id)) {
+          out.coef[e.id] = make_num(1, e.loc);
+          out.c0 = make_num(0, e.loc);
+        } else {
+          out.c0 = std::make_shared<Expr>(e);
+        }
+        return {};
+      case Expr::neg: {
+        LinForm a;
+        BATON_TRY(linearize_(*e.a, vars, a));
+        for (auto& [v, c] : a.coef) out.coef[v] = detail::neg(c);
+        out.c0 = detail::neg(a.c0);
+        return {};
+      }
+      case Expr::add:
+      case Expr::sub: {
+        LinForm a, b;
+        BATON_TRY(linearize_(*e.a, vars, a));
+        BATON_TRY(linearize_(*e.b, vars, b));
+        out = a;
+        for (auto& [v, c] : b.coef) {
+          ExprPtr rhs = e.kind == Expr::add ? c : detail::neg(c);
+          out.coef[v] = out.coef.count(v) ? detail::bin(Expr::add, out.coef[v], rhs) : rhs;
+        }
+        out.c0 = detail::bin(e.kind, a.c0, b.c0);
+        return {};
+      }
+      case Expr::mul: {
+        LinForm a, b;
+        BATON_TRY(linearize_(*e.a, vars, a));
+        BATON_TRY(linearize_(*e.b, vars, b));
+        if (!a.coef.empty() && !b.coef.empty())
+          return err_(e.loc, "not affine: a product of two index expressions ('" + to_string(*e.a) + "' * '" + to_string(*e.b) + "')");
+        const LinForm& lin = a.coef.empty() ? b : a;
+        const ExprPtr& k = a.coef.empty() ? a.c0 : b.c0;
+        for (auto& [v, c] : lin.coef) out.coef[v] = detail::bin(Expr::mul, c, k);
+        out.c0 = detail::bin(Expr::mul, lin.c0, k);
+        return {};
+      }
+      default: {
+        LinForm a, b;
+        BATON_TRY(linearize_(*e.a, vars, a));
+        if (e.b) BATON_TRY(linearize_(*e.b, vars, b));
+        if (!a.coef.empty() || !b.coef.empty()) {
+          const char* op = e.kind == Expr::div ? "'/'" : e.kind == Expr::mod ? "'%'" : e.kind == Expr::cdiv ? "cdiv" : e.kind == Expr::min ? "min" : "max";
+          return err_(e.loc, std::string("not affine: ") + op + " of an index expression ('" + to_string(e) +
+                                 "'); tile and k indices may only be added and scaled by constants");
+        }
+        out.c0 = std::make_shared<Expr>(e);
+        return {};
+      }
+    }
+  }
+
+  status access_(const StageDecl& s, const Access& acc, bool write, const std::set<std::string>& vars, AccessForm& out) {
+    const TensorDecl* t = nullptr;
+    for (const TensorDecl& d : a_.program.tensors)
+      if (d.name == acc.tensor) t = &d;
+    if (!t) return err_(acc.loc, "unknown tensor '" + acc.tensor + "' (declare it: tensor " + acc.tensor + "[...])");
+    if (acc.ranges.size() != t->extents.size())
+      return err_(acc.loc, "tensor '" + acc.tensor + "' has rank " + std::to_string(t->extents.size()) + " but the access gives " +
+                               std::to_string(acc.ranges.size()) + " ranges");
+    if (write && acc.clip) return err_(acc.loc, "'clip' is for reads (padding); a write must stay inside its tensor");
+    out.tensor = acc.tensor;
+    out.loc = acc.loc;
+    out.clip = acc.clip;
+    std::set<std::string> names = all_params_();
+    names.insert(vars.begin(), vars.end());
+    for (size_t d = 0; d < acc.ranges.size(); ++d) {
+      const Range& r = acc.ranges[d];
+      DimForm f;
+      f.loc = r.loc;
+      f.extent = t->extents[d];
+      if (r.whole) {
+        f.start.c0 = make_num(0, r.loc);
+        f.width = t->extents[d];
+      } else {
+        BATON_TRY(scope_(*r.start, names, "an access"));
+        BATON_TRY(linearize_(*r.start, vars, f.start));
+        if (r.width) {
+          BATON_TRY(scope_(*r.width, names, "an access width"));
+          LinForm w;
+          BATON_TRY(linearize_(*r.width, vars, w));
+          if (!w.coef.empty()) return err_(r.width->loc, "a width must not depend on tile or k indices");
+          f.width = r.width;
+        } else {
+          f.width = make_num(1, r.loc);
+        }
+      }
+      if (write) {
+        int axes = 0;
+        for (auto& [v, c] : f.start.coef) {
+          if (v != "m" && v != "n" && v != "z")
+            return err_(r.loc, "stage '" + s.name + "' writes " + acc.tensor + " at a place that depends on k-loop variable '" + v +
+                                   "'; a tile's output must not depend on its k-blocks");
+          ++axes;
+        }
+        if (axes > 1)
+          return err_(r.loc, "stage '" + s.name + "' writes dimension " + std::to_string(d) + " of " + acc.tensor +
+                                 " at a place that depends on two tile indices; use one index per dimension (c*m + b)");
+      }
+      out.dims.push_back(std::move(f));
+    }
+    return {};
+  }
+
+  status stages_() {
+    for (const StageDecl& s : a_.program.stages) {
+      StageInfo si;
+      si.name = s.name;
+      si.loc = s.loc;
+      si.tile = s.tile;
+      si.order = s.order;
+      si.order_group = s.order_group;
+      si.order_loc = s.order_loc;
+      for (ExprPtr& e : si.ext) e = make_num(1, s.loc);
+      if (s.grid.empty()) return err_(s.loc, "stage '" + s.name + "' has no grid (grid m < ..., n < ...)");
+      const std::set<std::string> params = all_params_();
+      for (const Axis& ax : s.grid) {
+        BATON_TRY(scope_(*ax.extent, params, "a grid extent"));
+        si.ext[ax.name == 'm' ? 0 : ax.name == 'n' ? 1 : 2] = ax.extent;
+      }
+      if (s.kvars.size() > size_t(kMaxKVars))
+        return err_(s.kvars[size_t(kMaxKVars)].loc, "at most " + std::to_string(kMaxKVars) + " k-loop variables");
+      std::set<std::string> vars;
+      for (const Axis& ax : s.grid) vars.insert(std::string(1, ax.name));
+      for (const KVar& v : s.kvars) {
+        if (params.count(v.name)) return err_(v.loc, "k-loop variable '" + v.name + "' shadows a parameter");
+        if (!vars.insert(v.name).second) return err_(v.loc, "k-loop variable '" + v.name + "' declared twice");
+        BATON_TRY(scope_(*v.extent, params, "a k-loop extent"));
+        si.kvars.push_back(v.name);
+        si.kext.push_back(v.extent);
+      }
+      if (s.order == "grouped") BATON_TRY(scope_(*s.order_group, params, "an order"));
+      if (s.reads.empty() && s.writes.empty()) return err_(s.loc, "stage '" + s.name + "' neither reads nor writes a tensor");
+      for (const Access& acc : s.reads) {
+        AccessForm f;
+        BATON_TRY(access_(s, acc, false, vars, f));
+        si.reads.push_back(std::move(f));
+      }
+      for (const Access& acc : s.writes) {
+        AccessForm f;
+        BATON_TRY(access_(s, acc, true, vars, f));
+        si.writes.push_back(std::move(f));
+      }
+      a_.stages.push_back(std::move(si));
+    }
+    return {};
+  }
+
+  int stage_index_(const std::string& n) const {
+    for (size_t i = 0; i < a_.stages.size(); ++i)
+      if (a_.stages[i].name == n) return int(i);
+    return -1;
+  }
+
+  status edges_() {
+    std::map<std::string, std::pair<int, int>> writer;  // tensor -> (stage, write index)
+    for (size_t s = 0; s < a_.stages.size(); ++s)
+      for (size_t w = 0; w < a_.stages[s].writes.size(); ++w) {
+        const AccessForm& acc = a_.stages[s].writes[w];
+        auto it = writer.find(acc.tensor);
+        if (it != writer.end())
+          return err_(acc.loc, "tensor '" + acc.tensor + "' is written by stage '" + a_.stages[size_t(it->second.first)].name +
+                                   "' and by stage '" + a_.stages[s].name + "' (each tensor has one producer)");
+        writer[acc.tensor] = {int(s), int(w)};
+      }
+    for (size_t c = 0; c < a_.stages.size(); ++c)
+      for (size_t r = 0; r < a_.stages[c].reads.size(); ++r) {
+        const AccessForm& acc = a_.stages[c].reads[r];
+        auto it = writer.find(acc.tensor);
+        if (it == writer.end()) continue;  // an input of the chain
+        const int p = it->second.first;
+        if (p == int(c))
+          return err_(acc.loc, "stage '" + a_.stages[c].name + "' reads " + acc.tensor + ", which it writes itself");
+        EdgeInfo* e = nullptr;
+        for (EdgeInfo& x : a_.edges)
+          if (x.producer == p && x.consumer == int(c)) e = &x;
+        if (!e) {
+          a_.edges.push_back(EdgeInfo{});
+          e = &a_.edges.back();
+          e->producer = p;
+          e->consumer = int(c);
+          e->label = a_.stages[size_t(p)].name + " -> " + a_.stages[c].name;
+        }
+        if (e->links.size() == size_t(kMaxAccesses))
+          return err_(acc.loc, "edge " + e->label + " passes through more than " + std::to_string(kMaxAccesses) + " accesses");
+        e->links.push_back({int(r), it->second.second});
+        e->tensors += (e->tensors.empty() ? "" : ", ") + acc.tensor;
+      }
+    for (const SyncDecl& d : a_.program.syncs) {
+      const int p = stage_index_(d.producer), c = stage_index_(d.consumer);
+      if (p < 0) return err_(d.loc, "unknown stage '" + d.producer + "' in sync");
+      if (c < 0) return err_(d.loc, "unknown stage '" + d.consumer + "' in sync");
+      EdgeInfo* e = nullptr;
+      for (EdgeInfo& x : a_.edges)
+        if (x.producer == p && x.consumer == c) e = &x;
+      if (!e)
+        return err_(d.loc, "no dependency " + d.producer + " -> " + d.consumer + ": '" + d.consumer + "' reads nothing '" + d.producer +
+                               "' writes");
+      if (e->sync) return err_(d.loc, "a second sync for " + e->label);
+      e->sync = &d;
+    }
+    return {};
+  }
+
+  status acyclic_() {
+    // Depth-first search for a back edge; the message walks the cycle.
+    const size_t n = a_.stages.size();
+    std::vector<int> state(n, 0), parent(n, -1);
+    std::vector<std::vector<int>> out(n);
+    for (const EdgeInfo& e : a_.edges) out[size_t(e.producer)].push_back(e.consumer);
+    status bad;
+    std::function<bool(int)> dfs = [&](int u) -> bool {
+      state[size_t(u)] = 1;
+      for (int v : out[size_t(u)]) {
+        if (state[size_t(v)] == 1) {
+          std::vector<std::string> cyc{a_.stages[size_t(v)].name};
+          for (int x = u; x != v && x >= 0; x = parent[size_t(x)]) cyc.push_back(a_.stages[size_t(x)].name);
+          std::reverse(cyc.begin() + 1, cyc.end());
+          std::string path;
+          for (const std::string& s : cyc) path += s + " -> ";
+          path += a_.stages[size_t(v)].name;
+          Loc l = a_.stages[size_t(v)].loc;
+          for (const AccessForm& r : a_.stages[size_t(v)].reads)
+            for (const AccessForm& w : a_.stages[size_t(u)].writes)
+              if (r.tensor == w.tensor) l = r.loc;
+          bad = err_(l, "cyclic dependency: " + path, errc::invalid_chain);
+          return false;
+        }
+        if (state[size_t(v)] == 0) {
+          parent[size_t(v)] = u;
+          if (!dfs(v)) return false;
+        }
+      }
+      state[size_t(u)] = 2;
+      return true;
+    };
+    for (size_t s = 0; s < n; ++s)
+      if (state[s] == 0 && !dfs(int(s))) return bad;
+    return {};
+  }
+
+  // Every access starts inside its tensor for every tile and k-block (reads marked `clip` may run
+  // into padding), and every write lies inside it.
+  status bounds_(const Binding& b) {
+    const Program& prog = a_.program;
+    for (const StageInfo& s : a_.stages) {
+      Grid g;
+      BATON_TRY(grid(prog, s, b, g));
+      int kb = 1;
+      BATON_TRY(k_blocks(prog, s, b, kb));
+      std::map<std::string, int64_t> hi{{"m", g.m - 1}, {"n", g.n - 1}, {"z", g.z - 1}};
+      for (size_t j = 0; j < s.kvars.size(); ++j) {
+        int v = 0;
+        BATON_TRY(eval_int_(prog, *s.kext[j], b, v));
+        hi[s.kvars[j]] = v - 1;
+      }
+      auto check = [&](const AccessForm& acc, bool write) -> status {
+        for (size_t d = 0; d < acc.dims.size(); ++d) {
+          const DimForm& f = acc.dims[d];
+          int64_t c0 = 0, width = 0, extent = 0, lo = 0, hi_start = 0;
+          BATON_TRY(eval(prog, *f.start.c0, b, c0));
+          BATON_TRY(eval(prog, *f.width, b, width));
+          BATON_TRY(eval(prog, *f.extent, b, extent));
+          if (extent < 1)
+            return err_(acc.loc, "tensor '" + acc.tensor + "' has extent " + std::to_string(extent) + " in dimension " + std::to_string(d) + binding_note_(b));
+          if (width < 1) return err_(f.loc, "width " + std::to_string(width) + " (must be >= 1)" + binding_note_(b));
+          lo = hi_start = c0;
+          std::string arg_lo, arg_hi;
+          for (auto& [v, ce] : f.start.coef) {
+            int64_t c = 0;
+            BATON_TRY(eval(prog, *ce, b, c));
+            const int64_t span = c * hi[v];
+            (span < 0 ? lo : hi_start) += span;
+          }
+          const std::string what = std::string(write ? "writes" : "reads") + " " + acc.tensor + " dimension " + std::to_string(d);
+          if (acc.clip) {
+            if (hi_start + width <= 0 || lo >= extent)
+              return err_(f.loc, "stage '" + s.name + "' " + what + " entirely outside [0, " + std::to_string(extent) + ") for some tile" + binding_note_(b));
+            continue;
+          }
+          if (lo < 0)
+            return err_(f.loc, "stage '" + s.name + "' " + what + " from " + std::to_string(lo) +
+                                   " for some tile: the map leaves the tensor (and the producer's grid); mark padding reads 'clip'" + binding_note_(b));
+          if (hi_start >= extent)
+            return err_(f.loc, "stage '" + s.name + "' " + what + " from " + std::to_string(hi_start) + ", past its extent " +
+                                   std::to_string(extent) + ": the map leaves the tensor (and the producer's grid)" + binding_note_(b));
+        }
+        return {};
+      };
+      for (const AccessForm& acc : s.reads) BATON_TRY(check(acc, false));
+      for (const AccessForm& acc : s.writes) BATON_TRY(check(acc, true));
+    }
+    return {};
+  }
+  std::string binding_note_(const Binding& b) const {
+    if (&b == &a_.bindings.front()) return "";
+    std::string s;
+    for (auto& [k, v] : b)
+      if (a_.bindings.front().at(k) != v) s += (s.empty() ? "" : ", ") + k + " = " + std::to_string(v);
+    return " (with " + s + ")";
+  }
+
+  status choose_(EdgeInfo& e) {
+    std::vector<Candidate> cands;
+    if (e.sync) {
+      Candidate c;
+      c.kind = e.sync->kind;
+      c.group_m = e.sync->group_m;
+      c.group_n = e.sync->group_n;
+      c.footprint = e.sync->footprint;
+      cands.push_back(c);
+    } else {
+      for (const char* k : {"tile", "kblock", "row", "row_k", "column", "column_k"}) {
+        Candidate c;
+        c.kind = k;
+        cands.push_back(c);
+      }
+    }
+    for (Candidate& c : cands) {
+      for (size_t bi = 0; bi < a_.bindings.size(); ++bi) {
+        const Binding& b = a_.bindings[bi];
+        AffineFootprint fp;
+        BATON_TRY(footprint(a_, e, b, fp));
+        Grid cg;
+        BATON_TRY(grid(a_.program, a_.stages[size_t(e.consumer)], b, cg));
+        // Proofs enumerate (consumer tile, k-block) pairs and the producer grid per consumer tile.
+        const int64_t nc = cg.size(), np = fp.producer.size(), nk = fp.k_blocks();
+        if (nc * nk > (int64_t(1) << 24) || nc * np > (int64_t(1) << 28))
+          return err_(a_.stages[size_t(e.consumer)].loc,
+                      "edge " + e.label + " is too large to prove (" + std::to_string(nc) + " consumer tiles x " + std::to_string(nk) +
+                          " k-blocks, " + std::to_string(np) + " producer tiles" + binding_note_(b) +
+                          "); prove it at smaller parameter values ('in {...}' or --set)");
+        const DependencyRelation rel = relation(fp, cg, e.label);
+        const status st = with_named_footprint(c.footprint, fp, e.label, [&](const auto& f) -> status {
+          CheckReport rep = with_policy(c, fp.producer, f, [&](const auto& pol) { return check_soundness(pol, rel, e.label); });
+          c.reads += rep.reads_checked;
+          if (!rep.sound()) {
+            if (c.sound) c.why_not = rep.result.message() + binding_note_(b);
+            c.sound = false;
+          }
+          if (bi == 0 && rep.sound()) {
+            c.waits = rep.waits;
+            c.over_sync = rep.over_sync_pairs;
+            c.start_tiles = with_policy(c, fp.producer, f, [&](const auto& pol) { return start_tiles_(pol, cg); });
+          }
+          return {};
+        });
+        if (!st.ok()) return err_(e.sync ? e.sync->footprint_loc : a_.stages[size_t(e.consumer)].loc, st.message());
+      }
+    }
+    e.candidates = cands;
+    int best = -1;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const Candidate& c = cands[i];
+      if (!c.sound) continue;
+      if (best < 0) {
+        best = int(i);
+        continue;
+      }
+      const Candidate& bc = cands[size_t(best)];
+      auto key = [](const Candidate& x) { return std::make_tuple(x.start_tiles, x.waits, x.over_sync); };
+      if (key(c) < key(bc)) best = int(i);
+    }
+    if (best < 0) {
+      if (e.sync)
+        return err_(e.sync->loc, "the policy for " + e.label + " (" + candidate_name(cands[0]) + ") is unsound: " + cands[0].why_not,
+                    errc::unsound_policy);
+      return status(errc::unsound_policy, "no candidate policy is sound for " + e.label + " (first: " + cands[0].why_not + ")");
+    }
+    e.chosen = best;
+    return {};
+  }
+
+  // Mean number of producer tiles a consumer tile's first k-block waits for.
+  template <class P>
+  static double start_tiles_(const P& pol, Grid consumer) {
+    const Grid pg = pol.producer_grid();
+    std::vector<int64_t> posters(size_t(pol.num_semaphores()), 0);
+    for (int i = 0; i < int(pg.size()); ++i) ++posters[size_t(pol.post_index(pg.tile(i)))];
+    double total = 0;
+    std::vector<int> sems;
+    for (int i = 0; i < int(consumer.size()); ++i) {
+      sems.clear();
+      pol.for_each_wait(consumer.tile(i), 0, [&](WaitSpec w) {
+        sems.push_back(w.sem);
+        return true;
+      });
+      std::sort(sems.begin(), sems.end());
+      sems.erase(std::unique(sems.begin(), sems.end()), sems.end());
+      for (int s : sems) total += double(posters[size_t(s)]);
+    }
+    return consumer.size() ? total / double(consumer.size()) : 0.0;
+  }
+
+  // Orders: a stage that names one keeps it. Otherwise a producer takes row- or column-major,
+  // whichever has its consumers' inputs complete sooner: the mean over consumer tiles, taken in
+  // the consumer's order, of the position in the producer's order of the last tile the consumer
+  // tile reads (over all its k-blocks; a consumer tile cannot be ready before the one before it).
+  // Stages that feed nothing walk row-major.
+  status orders_() {
+    const Program& prog = a_.program;
+    const Binding& b = a_.bindings.front();
+    a_.orders.assign(a_.stages.size(), OrderChoice{});
+    // Consumers first: reverse topological order (edges go producer -> consumer).
+    std::vector<int> topo;
+    {
+      std::vector<int> indeg(a_.stages.size(), 0);
+      for (const EdgeInfo& e : a_.edges) ++indeg[size_t(e.consumer)];
+      std::vector<int> q;
+      for (size_t i = 0; i < indeg.size(); ++i)
+        if (indeg[i] == 0) q.push_back(int(i));
+      while (!q.empty()) {
+        int u = q.back();
+        q.pop_back();
+        topo.push_back(u);
+        for (const EdgeInfo& e : a_.edges)
+          if (e.producer == u && --indeg[size_t(e.consumer)] == 0) q.push_back(e.consumer);
+      }
+    }
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      const int s = *it;
+      const StageInfo& si = a_.stages[size_t(s)];
+      OrderChoice& oc = a_.orders[size_t(s)];
+      if (!si.order.empty()) {
+        oc.kind = si.order;
+        if (si.order == "grouped") {
+          BATON_TRY(eval(prog, *si.order_group, b, oc.group));
+          if (oc.group < 1) return err_(si.order_loc, "grouped(G) needs G >= 1");
+        }
+        oc.why = "as written";
+        continue;
+      }
+      Grid pg;
+      BATON_TRY(grid(prog, si, b, pg));
+      double cost[2] = {0, 0};
+      int feeds = 0;
+      for (const EdgeInfo& e : a_.edges) {
+        if (e.producer != s) continue;
+        ++feeds;
+        AffineFootprint fp;
+        BATON_TRY(footprint(a_, e, b, fp));
+        Grid cg;
+        BATON_TRY(grid(prog, a_.stages[size_t(e.consumer)], b, cg));
+        const OrderChoice& co = a_.orders[size_t(e.consumer)];
+        for (int o = 0; o < 2; ++o) cost[o] += need_cost_(fp, pg, cg, o == 0, co);
+      }
+      if (feeds == 0) {
+        oc.kind = "row";
+        oc.why = "feeds no stage";
+        continue;
+      }
+      oc.kind = cost[1] < cost[0] ? "column" : "row";
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "consumers' inputs complete after %.1f producer tiles on average row-major, %.1f column-major",
+                    cost[0], cost[1]);
+      oc.why = buf;
+    }
+    return {};
+  }
+  static Tile order_tile_(const OrderChoice& o, Grid g, int pos) {
+    if (o.kind == "column") return ColumnMajor{}(g, pos);
+    if (o.kind == "grouped") return Grouped{int(o.group)}(g, pos);
+    return RowMajor{}(g, pos);
+  }
+  static double need_cost_(const AffineFootprint& fp, Grid pg, Grid cg, bool row_major, const OrderChoice& consumer_order) {
+    std::vector<int> pos(size_t(pg.size()));
+    for (int i = 0; i < int(pg.size()); ++i) {
+      const Tile t = row_major ? RowMajor{}(pg, i) : ColumnMajor{}(pg, i);
+      pos[size_t(pg.linear(t))] = i;
+    }
+    double total = 0;
+    int ready = 0;  // the consumer runs in order: it cannot be ready before the one before it
+    for (int i = 0; i < int(cg.size()); ++i) {
+      const TileRect r = fp.rect_all(order_tile_(consumer_order, cg, i)).clipped(pg);
+      int last = 0;
+      for (int z = r.z0; z < r.z1; ++z)
+        for (int m = r.m0; m < r.m1; ++m)
+          for (int n = r.n0; n < r.n1; ++n) last = std::max(last, pos[size_t(pg.linear(Tile{m, n, z}))] + 1);
+      ready = std::max(ready, last);
+      total += ready;
+    }
+    return cg.size() ? total / double(cg.size()) : 0.0;
+  }
+
+  Analysis a_;
+};
+
+[[nodiscard]] inline result<Analysis> analyze(Program p) { return Analyzer(std::move(p)).run(); }
+
+}  // namespace baton::dsl

@@ -1,0 +1,125 @@
+// baton/dsl/check.hpp — batonc --check and --set (host only): prove a hand-written policy, with
+// one of baton's built-in footprints or the program's own maps, against a .baton program's relation.
+#pragma once
+
+#include <cctype>
+#include <string>
+
+#include "baton/dependency.hpp"
+#include "baton/dsl/analysis.hpp"
+#include "baton/footprint.hpp"
+
+namespace baton::dsl {
+
+// "NAME=VALUE": the parameter's default becomes VALUE (its `in {...}` list is kept).
+[[nodiscard]] inline status apply_set(Program& p, const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    return status(errc::invalid_argument, "--set wants NAME=VALUE, got '" + spec + "'");
+  const std::string name = spec.substr(0, eq), val = spec.substr(eq + 1);
+  int64_t v = 0;
+  for (char c : val) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || v > (int64_t(1) << 40))
+      return status(errc::invalid_argument, "--set " + name + ": '" + val + "' is not a non-negative integer below 2^40");
+    v = v * 10 + (c - '0');
+  }
+  for (Param& q : p.params)
+    if (q.name == name) {
+      q.value = make_num(v, q.loc);
+      return {};
+    }
+  return status(errc::invalid_argument, "--set: the program has no parameter '" + name + "'");
+}
+
+// The program without its `sync` lines (--check proves the policy given on the command line).
+inline Program without_syncs(Program p) {
+  p.syncs.clear();
+  return p;
+}
+
+namespace detail {
+inline bool parse_candidate(const std::string& s, Candidate& c) {
+  for (const char* k : {"tile", "kblock", "row", "row_k", "column", "column_k"})
+    if (s == k) {
+      c.kind = k;
+      return true;
+    }
+  for (const char* k : {"group_k", "group"}) {
+    const std::string pre = std::string(k) + "(";
+    if (s.rfind(pre, 0) == 0 && s.back() == ')') {
+      const std::string in = s.substr(pre.size(), s.size() - pre.size() - 1);
+      const size_t comma = in.find(',');
+      if (comma == std::string::npos) return false;
+      try {
+        c.group_m = std::stoll(in.substr(0, comma));
+        c.group_n = std::stoll(in.substr(comma + 1));
+      } catch (...) {
+        return false;
+      }
+      if (c.group_m < 1 || c.group_n < 1) return false;
+      c.kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace detail
+
+// --check "P->C=POLICY[@FOOTPRINT]": "sound: ..." or an unsound_policy status naming the consumer
+// tile, k-block and producer tile that no wait covers. Bad specs are invalid_argument.
+[[nodiscard]] inline result<std::string> check_policy(const Analysis& a, const std::string& spec_in) {
+  std::string spec;
+  for (char ch : spec_in)
+    if (!std::isspace(static_cast<unsigned char>(ch))) spec += ch;
+  const size_t arrow = spec.find("->"), eq = spec.find('=');
+  if (arrow == std::string::npos || eq == std::string::npos || eq < arrow)
+    return status(errc::invalid_argument, "--check wants PRODUCER->CONSUMER=POLICY[@FOOTPRINT], got '" + spec_in + "'");
+  const std::string pn = spec.substr(0, arrow), cn = spec.substr(arrow + 2, eq - arrow - 2);
+  std::string pol = spec.substr(eq + 1), fpn = "affine";
+  if (const size_t at = pol.find('@'); at != std::string::npos) {
+    fpn = pol.substr(at + 1);
+    pol = pol.substr(0, at);
+  }
+  const EdgeInfo* e = nullptr;
+  for (const EdgeInfo& x : a.edges)
+    if (a.stages[size_t(x.producer)].name == pn && a.stages[size_t(x.consumer)].name == cn) e = &x;
+  if (!e) {
+    bool known_p = false, known_c = false;
+    for (const StageInfo& s : a.stages) {
+      known_p |= s.name == pn;
+      known_c |= s.name == cn;
+    }
+    if (!known_p) return status(errc::invalid_argument, "--check: unknown stage '" + pn + "'");
+    if (!known_c) return status(errc::invalid_argument, "--check: unknown stage '" + cn + "'");
+    return status(errc::invalid_argument, "--check: no dependency " + pn + " -> " + cn + " in " + a.program.file);
+  }
+  if (fpn != "affine" && fpn != "gemm_a" && fpn != "identity" && fpn != "transpose" && fpn != "all_of_batch")
+    return status(errc::invalid_argument, "--check: unknown footprint '" + fpn + "' (affine, gemm_a, identity, transpose, all_of_batch)");
+  Candidate c;
+  c.footprint = fpn;
+  if (!detail::parse_candidate(pol, c))
+    return status(errc::invalid_argument, "--check: unknown policy '" + pol +
+                                              "' (tile, kblock, row, row_k, column, column_k, group(GM,GN), group_k(GM,GN))");
+  int64_t reads = 0;
+  for (size_t bi = 0; bi < a.bindings.size(); ++bi) {
+    const Binding& b = a.bindings[bi];
+    AffineFootprint fp;
+    BATON_TRY(Analyzer::footprint(a, *e, b, fp));
+    Grid cg;
+    BATON_TRY(Analyzer::grid(a.program, a.stages[size_t(e->consumer)], b, cg));
+    const DependencyRelation rel = Analyzer::relation(fp, cg, e->label);
+    std::string where;
+    for (auto& [k, v] : b) where += (where.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+    auto prove = [&](const auto& footprint_) -> status {
+      CheckReport rep = with_policy(c, fp.producer, footprint_, [&](const auto& p) { return check_soundness(p, rel, e->label); });
+      reads += rep.reads_checked;
+      if (!rep.sound()) return status(rep.result.code(), rep.result.message() + " (with " + where + ")");
+      return {};
+    };
+    BATON_TRY(with_named_footprint(fpn, fp, e->label, [&](const auto& f) { return prove(f); }));
+  }
+  return "sound: " + e->label + " = " + candidate_name(c) + " covers every read (" + std::to_string(reads) +
+         " reads checked over " + std::to_string(a.bindings.size()) + " binding(s))";
+}
+
+}  // namespace baton::dsl

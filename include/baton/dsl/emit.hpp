@@ -1,0 +1,237 @@
+// baton/dsl/emit.hpp — batonc's outputs (host only): the generated C++ header and the --explain
+// text, both from an Analysis (baton/dsl/analysis.hpp).
+//
+// The header holds, in a namespace of its own:
+//   struct Params             the program's parameters, defaulting to their values in the file;
+//   <stage>_grid(p)           the stage's grid of tiles, <stage>_k_blocks(p) its k-blocks;
+//   <stage>_order             its tile order;
+//   <p>_to_<c>_footprint(p)   the edge's baton::dsl::AffineFootprint;
+//   <p>_to_<c>(p)             the chosen policy (its type: <p>_to_<c>_policy);
+//   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge;
+// plus static_asserts that the policies satisfy SyncPolicy and agree with the grids.
+#pragma once
+
+#include <cctype>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "baton/dsl/analysis.hpp"
+
+namespace baton::dsl {
+
+struct EmitOptions {
+  std::string ns;       // the namespace ("" = from the file name: examples/dsl/mlp.baton -> baton_gen::mlp)
+  std::string command;  // how to regenerate, for the banner
+};
+
+namespace detail {
+// C++ text of a parameter expression inside the generated header (parameters are p.NAME).
+inline std::string cxx(const Expr& e) {
+  auto bin = [&](const char* op) { return "(" + cxx(*e.a) + " " + op + " " + cxx(*e.b) + ")"; };
+  switch (e.kind) {
+    case Expr::num: return std::to_string(e.value);
+    case Expr::name: return "p." + e.id;
+    case Expr::add: return bin("+");
+    case Expr::sub: return bin("-");
+    case Expr::mul: return bin("*");
+    case Expr::div: return bin("/");
+    case Expr::mod: return bin("%");
+    case Expr::neg: return "(-" + cxx(*e.a) + ")";
+    case Expr::cdiv: return "::baton::ceil_div(" + cxx(*e.a) + ", " + cxx(*e.b) + ")";
+    case Expr::min: return "::baton::dsl::detail::imin(" + cxx(*e.a) + ", " + cxx(*e.b) + ")";
+    case Expr::max: return "::baton::dsl::detail::imax(" + cxx(*e.a) + ", " + cxx(*e.b) + ")";
+  }
+  return "0";
+}
+inline std::string coef(const LinForm& f, const std::string& v) {
+  auto it = f.coef.find(v);
+  return it == f.coef.end() ? "0" : cxx(*it->second);
+}
+inline std::string base_name(const std::string& path) {
+  std::string b = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (b.size() > 6 && b.compare(b.size() - 6, 6, ".baton") == 0) b.resize(b.size() - 6);
+  std::string id;
+  for (char c : b) id += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "_" + id;
+  return id;
+}
+inline std::string footprint_type(const Candidate& c) {
+  if (c.footprint == "gemm_a") return "::baton::footprint::GemmA";
+  if (c.footprint == "identity") return "::baton::footprint::Identity";
+  if (c.footprint == "transpose") return "::baton::footprint::Transpose";
+  if (c.footprint == "all_of_batch") return "::baton::footprint::AllOfBatch";
+  return "::baton::dsl::AffineFootprint";
+}
+inline std::string policy_type(const Candidate& c) {
+  const std::string F = footprint_type(c);
+  if (c.kind == "kblock") return "::baton::KBlockPolicy<" + F + ">";
+  if (c.kind == "tile") return "::baton::TilePolicy<" + F + ">";
+  if (c.kind == "row" || c.kind == "row_k") return "::baton::RowPolicy<" + F + ">";
+  if (c.kind == "column" || c.kind == "column_k") return "::baton::ColumnPolicy<" + F + ">";
+  return "::baton::GroupPolicy<" + F + ">";
+}
+inline std::string policy_init(const Candidate& c, const std::string& grid, const std::string& fp) {
+  if (c.kind == "kblock") return "{" + grid + ", " + fp + "}";
+  if (c.kind == "tile") return "{" + grid + ", " + fp + ", false}";
+  if (c.kind == "row" || c.kind == "column") return "{" + grid + ", " + fp + ", false}";
+  if (c.kind == "row_k" || c.kind == "column_k") return "{" + grid + ", " + fp + ", true}";
+  return "{" + grid + ", " + fp + ", " + std::to_string(c.group_m) + ", " + std::to_string(c.group_n) + ", " +
+         (c.kind == "group_k" ? "true" : "false") + "}";
+}
+inline std::string bindings_text(const Analysis& a) {
+  std::string s;
+  for (size_t i = 0; i < a.bindings.size(); ++i) {
+    std::string one;
+    for (auto& [k, v] : a.bindings[i])
+      if (i == 0 || a.bindings[0].at(k) != v) one += (one.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    s += (s.empty() ? "" : "; ") + (i == 0 ? "defaults" + (one.empty() ? std::string() : " (" + one + ")") : one);
+  }
+  return s;
+}
+inline std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+}  // namespace detail
+
+// What batonc chose and why, per edge and per stage.
+inline std::string explain(const Analysis& a) {
+  std::string out = "batonc: " + a.program.file + ": " + std::to_string(a.stages.size()) + " stage(s), " +
+                    std::to_string(a.edges.size()) + " edge(s); proven for " + std::to_string(a.bindings.size()) +
+                    " parameter binding(s): " + detail::bindings_text(a) + "\n";
+  for (const EdgeInfo& e : a.edges) {
+    const Candidate& c = e.candidates[size_t(e.chosen)];
+    out += "\nedge " + e.label + " (through " + e.tensors + "): " + candidate_name(c) + " = " + describe_policy(c) + "\n";
+    out += e.sync ? "  why: chosen by hand (sync); proven sound\n"
+                  : "  why: sound for every binding; consumers start after " + detail::fmt(c.start_tiles) +
+                        " producer tile(s) on average, the earliest of the sound candidates; then the fewest waits (" +
+                        std::to_string(c.waits) + " per pass)" + (c.over_sync ? "" : ", no over-synchronization") + "\n";
+    out += "  candidate         sound  start-tiles  waits/pass  over-sync\n";
+    for (const Candidate& x : e.candidates) {
+      char line[200];
+      std::snprintf(line, sizeof line, "  %-17s %-6s %11s  %10lld  %9lld%s\n", candidate_name(x).c_str(), x.sound ? "yes" : "NO",
+                    x.sound ? detail::fmt(x.start_tiles).c_str() : "-", static_cast<long long>(x.sound ? x.waits : 0),
+                    static_cast<long long>(x.sound ? x.over_sync : 0), &x == &c ? "   <- chosen" : "");
+      out += line;
+      if (!x.sound) out += "      unsound: " + x.why_not + "\n";
+    }
+  }
+  out += "\norders:\n";
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    const OrderChoice& o = a.orders[s];
+    out += "  " + a.stages[s].name + ": " + (o.kind == "grouped" ? "grouped(" + std::to_string(o.group) + ")" : o.kind + "-major") +
+           " (" + o.why + ")\n";
+  }
+  return out;
+}
+
+// The generated header.
+inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
+  using detail::cxx;
+  const std::string ns = o.ns.empty() ? "baton_gen::" + detail::base_name(a.program.file) : o.ns;
+  std::string h;
+  h += "// generated by batonc from " + a.program.file + ", do not edit\n";
+  if (!o.command.empty()) h += "// regenerate: " + o.command + "\n";
+  h += "// proven sound by batonc (baton::check_soundness) for: " + detail::bindings_text(a) + "\n";
+  h += "#pragma once\n\n#include \"baton/dependency.hpp\"\n#include \"baton/dsl/affine_footprint.hpp\"\n"
+       "#include \"baton/order.hpp\"\n#include \"baton/policy.hpp\"\n#include \"baton/tile.hpp\"\n\n";
+  h += "namespace " + ns + " {\n\n";
+  h += "struct Params {\n";
+  for (const Param& p : a.program.params) h += "  int " + p.name + " = " + std::to_string(a.bindings[0].at(p.name)) + ";\n";
+  h += "};\n";
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    const StageInfo& st = a.stages[s];
+    h += "\n// ---- stage " + st.name;
+    if (!st.tile.empty()) {
+      h += " (tile ";
+      for (size_t i = 0; i < st.tile.size(); ++i) h += (i ? " x " : "") + std::to_string(st.tile[i]);
+      h += ")";
+    }
+    h += "\n";
+    h += "[[maybe_unused]] constexpr ::baton::Grid " + st.name + "_grid(const Params& p = {}) {\n  (void)p;\n  return ::baton::Grid{" +
+         cxx(*st.ext[0]) + ", " + cxx(*st.ext[1]) + ", " + cxx(*st.ext[2]) + "};\n}\n";
+    std::string kb = "1";
+    for (const ExprPtr& e : st.kext) kb += " * " + cxx(*e);
+    h += "[[maybe_unused]] constexpr int " + st.name + "_k_blocks(const Params& p = {}) {\n  (void)p;\n  return " + kb + ";\n}\n";
+    const OrderChoice& oc = a.orders[s];
+    h += "// order: " + oc.why + "\n";
+    if (oc.kind == "column") h += "inline constexpr ::baton::ColumnMajor " + st.name + "_order{};\n";
+    else if (oc.kind == "grouped") h += "inline constexpr ::baton::Grouped " + st.name + "_order{" + std::to_string(oc.group) + "};\n";
+    else h += "inline constexpr ::baton::RowMajor " + st.name + "_order{};\n";
+  }
+  for (const EdgeInfo& e : a.edges) {
+    const StageInfo& ps = a.stages[size_t(e.producer)];
+    const StageInfo& cs = a.stages[size_t(e.consumer)];
+    const std::string id = ps.name + "_to_" + cs.name;
+    const Candidate& c = e.candidates[size_t(e.chosen)];
+    h += "\n// ---- edge " + e.label + " through " + e.tensors + ": " + candidate_name(c) + " (" + describe_policy(c) + ")\n";
+    h += "//   " + std::string(e.sync ? "chosen by hand (sync)" : "chosen by batonc") + "; candidates (sound / start tiles / waits):";
+    for (const Candidate& x : e.candidates)
+      h += " " + candidate_name(x) + (x.sound ? " " + detail::fmt(x.start_tiles) + "/" + std::to_string(x.waits) : " unsound") + ";";
+    h += "\n";
+    h += "[[maybe_unused]] constexpr ::baton::dsl::AffineFootprint " + id + "_footprint(const Params& p = {}) {\n";
+    h += "  (void)p;\n  ::baton::dsl::AffineFootprint f{};\n  f.producer = " + ps.name + "_grid(p);\n";
+    h += "  f.kvars = " + std::to_string(cs.kvars.size()) + ";\n";
+    for (size_t j = 0; j < cs.kvars.size(); ++j)
+      h += "  f.kext[" + std::to_string(j) + "] = " + cxx(*cs.kext[j]) + ";  // " + cs.kvars[j] + "\n";
+    h += "  f.accesses = " + std::to_string(e.links.size()) + ";\n";
+    for (size_t l = 0; l < e.links.size(); ++l) {
+      const AccessForm& r = cs.reads[size_t(e.links[l].first)];
+      const AccessForm& w = ps.writes[size_t(e.links[l].second)];
+      const std::string acc = "  f.access[" + std::to_string(l) + "]";
+      h += acc + ".dims = " + std::to_string(r.dims.size()) + ";  // " + r.tensor + "\n";
+      for (size_t d = 0; d < r.dims.size(); ++d) {
+        const DimForm& rd = r.dims[d];
+        const DimForm& wd = w.dims[d];
+        std::string ck;
+        for (int j = 0; j < kMaxKVars; ++j)
+          ck += (j ? ", " : "") + (size_t(j) < cs.kvars.size() ? detail::coef(rd.start, cs.kvars[size_t(j)]) : std::string("0"));
+        int axis = -1;
+        std::string pc = "1";
+        for (int ax = 0; ax < 3; ++ax) {
+          static const char* names[] = {"m", "n", "z"};
+          if (wd.start.coef.count(names[ax])) {
+            axis = ax;
+            pc = cxx(*wd.start.coef.at(names[ax]));
+          }
+        }
+        h += acc + ".dim[" + std::to_string(d) + "] = {" + detail::coef(rd.start, "m") + ", " + detail::coef(rd.start, "n") + ", " +
+             detail::coef(rd.start, "z") + ", {" + ck + "}, " + cxx(*rd.start.c0) + ", " + cxx(*rd.width) + ", " +
+             std::to_string(axis) + ", " + pc + ", " + cxx(*wd.start.c0) + ", " + cxx(*wd.width) + ", " + cxx(*rd.extent) + "};\n";
+      }
+    }
+    h += "  return f;\n}\n";
+    std::string policy_fp = id + "_footprint(p)";
+    if (c.footprint != "affine") {
+      // The hand-written footprint the sync names (proven against the maps above).
+      policy_fp = id + "_policy_footprint(p)";
+      std::string init = "{}";
+      if (c.footprint == "all_of_batch") init = "{" + ps.name + "_grid(p)}";
+      if (c.footprint == "gemm_a") {
+        const AccessForm& r = cs.reads[size_t(e.links[0].first)];
+        const AccessForm& w = ps.writes[size_t(e.links[0].second)];
+        init = "{" + cxx(*r.dims[0].extent) + ", " + cxx(*r.dims[1].extent) + ", " + cxx(*w.dims[0].width) + ", " +
+               cxx(*w.dims[1].width) + ", " + cxx(*r.dims[0].width) + ", " + cxx(*r.dims[1].width) + "}";
+      }
+      h += "[[maybe_unused]] constexpr " + detail::footprint_type(c) + " " + id + "_policy_footprint(const Params& p = {}) {\n  (void)p;\n  return " +
+           detail::footprint_type(c) + init + ";\n}\n";
+    }
+    h += "using " + id + "_policy = " + detail::policy_type(c) + ";\n";
+    h += "[[maybe_unused]] constexpr " + id + "_policy " + id + "(const Params& p = {}) {\n  return " + id + "_policy" +
+         detail::policy_init(c, ps.name + "_grid(p)", policy_fp) + ";\n}\n";
+    h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::from_footprint(" +
+         ps.name + "_grid(p), " + cs.name + "_grid(p), " + id + "_footprint(p), \"" + e.label + " (" + e.tensors + ")\");\n}\n";
+    h += "static_assert(::baton::SyncPolicy<" + id + "_policy>);\n";
+    h += "static_assert(" + id + "_footprint().invalid_reason() == nullptr, \"" + e.label + ": invalid footprint\");\n";
+    if (c.footprint == "gemm_a")
+      h += "static_assert(" + id + "_policy_footprint().invalid_reason() == nullptr, \"" + e.label + ": invalid GemmA\");\n";
+    h += "static_assert(" + id + "().k_blocks() == " + cs.name + "_k_blocks(), \"" + e.label + ": k-blocks differ\");\n";
+    h += "static_assert(" + id + "().producer_grid() == " + ps.name + "_grid(), \"" + e.label + ": grids differ\");\n";
+  }
+  h += "\n}  // namespace " + ns + "\n";
+  return h;
+}
+
+}  // namespace baton::dsl

@@ -1,0 +1,57 @@
+// The headers batonc generates at build time (baton_generate in tests/CMakeLists.txt, from the
+// programs in tests/dsl/golden) compile, their static_asserts hold, and each edge's policy is sound
+// against the edge's relation when baton::Chain-style validation runs it at the defaults and at
+// other parameter values.
+#include <gtest/gtest.h>
+
+#if defined(BATON_HAVE_GENERATED)
+#include "attention.hpp"
+#include "chain3.hpp"
+#include "conv3x3.hpp"
+#include "conv_stride2.hpp"
+#include "gemm_row.hpp"
+#include "grouping.hpp"
+#include "swiglu.hpp"
+#include "transposed.hpp"
+
+namespace {
+
+template <class P>
+void expect_sound(const P& policy, const baton::DependencyRelation& rel) {
+  const baton::CheckReport r = baton::check_soundness(policy, rel, rel.description);
+  EXPECT_TRUE(r.sound()) << r.summary();
+}
+
+TEST(BatoncGenerated, PoliciesAreSoundAtTheDefaults) {
+  using namespace baton_gen;
+  expect_sound(gemm_row::gemm1_to_gemm2(), gemm_row::gemm1_to_gemm2_relation());
+  expect_sound(swiglu::gate_up_to_down(), swiglu::gate_up_to_down_relation());
+  expect_sound(conv3x3::conv1_to_conv2(), conv3x3::conv1_to_conv2_relation());
+  expect_sound(conv_stride2::pointwise_to_down(), conv_stride2::pointwise_to_down_relation());
+  expect_sound(attention::qkv_to_attention(), attention::qkv_to_attention_relation());
+  expect_sound(transposed::produce_to_transpose(), transposed::produce_to_transpose_relation());
+  expect_sound(chain3::up_to_down(), chain3::up_to_down_relation());
+  expect_sound(chain3::down_to_residual(), chain3::down_to_residual_relation());
+  expect_sound(grouping::produce_to_reduce(), grouping::produce_to_reduce_relation());
+}
+
+TEST(BatoncGenerated, PoliciesFollowTheParameters) {
+  using namespace baton_gen;
+  for (int m : {1, 17, 129, 1000, 2048}) {
+    gemm_row::Params p;
+    p.M = m;
+    EXPECT_EQ(gemm_row::gemm1_grid(p).m, (m + 127) / 128);
+    expect_sound(gemm_row::gemm1_to_gemm2(p), gemm_row::gemm1_to_gemm2_relation(p));
+  }
+  conv3x3::Params c;
+  c.H = 30;
+  c.W = 17;
+  expect_sound(conv3x3::conv1_to_conv2(c), conv3x3::conv1_to_conv2_relation(c));
+  // The generated types are the ones batonc chose (see the .explain files).
+  static_assert(std::is_same_v<gemm_row::gemm1_to_gemm2_policy, baton::KBlockPolicy<baton::dsl::AffineFootprint>>);
+  static_assert(std::is_same_v<transposed::produce_to_transpose_policy, baton::TilePolicy<baton::dsl::AffineFootprint>>);
+  static_assert(std::is_same_v<grouping::produce_to_reduce_policy, baton::GroupPolicy<baton::dsl::AffineFootprint>>);
+}
+
+}  // namespace
+#endif
