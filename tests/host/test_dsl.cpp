@@ -151,6 +151,19 @@ TEST(Batonc, ChecksTheMlpHandWrittenPolicies) {
   EXPECT_TRUE(unsound.ok());
 }
 
+// The golden form: mlp.check holds batonc's --check output for the op's two policies.
+TEST(Batonc, MlpHandWrittenPoliciesCheckGolden) {
+  auto a = compile(kDslDir / "golden" / "mlp.baton");
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  std::string out;
+  for (const char* spec : {"gemm1->gemm2=row@gemm_a", "gemm1->gemm2=kblock@gemm_a"}) {
+    auto r = check_policy(a.value(), spec);
+    ASSERT_TRUE(r.ok()) << spec << ": " << r.error().to_string();
+    out += r.value() + "\n";
+  }
+  expect_golden(kDslDir / "golden" / "mlp.check", out);
+}
+
 TEST(Batonc, CheckNamesTheMissedDependency) {
   // A policy waiting per k-block but for the wrong rows of tiles: the transposed grid's footprint
   // over a square producer.

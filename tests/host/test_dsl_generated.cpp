@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 
 #if defined(BATON_HAVE_GENERATED)
+#include <type_traits>
+
+#include "baton/ops/mlp.hpp"
 #include "attention.hpp"
 #include "chain3.hpp"
 #include "conv3x3.hpp"
 #include "conv_stride2.hpp"
 #include "gemm_row.hpp"
 #include "grouping.hpp"
+#include "mlp.hpp"
 #include "swiglu.hpp"
 #include "transposed.hpp"
 
@@ -51,6 +55,28 @@ TEST(BatoncGenerated, PoliciesFollowTheParameters) {
   static_assert(std::is_same_v<gemm_row::gemm1_to_gemm2_policy, baton::KBlockPolicy<baton::dsl::AffineFootprint>>);
   static_assert(std::is_same_v<transposed::produce_to_transpose_policy, baton::TilePolicy<baton::dsl::AffineFootprint>>);
   static_assert(std::is_same_v<grouping::produce_to_reduce_policy, baton::GroupPolicy<baton::dsl::AffineFootprint>>);
+}
+
+// ops::Mlp's hand-written policies (RowPolicy / KBlockPolicy over footprint::GemmA, on the grids
+// plan_mlp gives) against the relation batonc derives from the op's description (mlp.baton).
+TEST(BatoncGenerated, TheMlpOpsHandWrittenPoliciesAreSoundAgainstItsDescription) {
+  using namespace baton;
+  for (int m : {1, 17, 128, 200, 1000, 2048}) {
+    baton_gen::mlp::Params p;
+    p.M = m;
+    ops::MlpOptions o;
+    o.policy = ops::mlp_policy::row;
+    o.split1 = o.split2 = 1;
+    auto plan = ops::plan_mlp(ops::MlpShape{m, p.H, p.F, ops::activation::gelu}, 132, o);
+    ASSERT_TRUE(plan.ok()) << plan.error().to_string();
+    EXPECT_EQ(plan.value().gemm1, baton_gen::mlp::gemm1_grid(p));
+    EXPECT_EQ(plan.value().gemm2, baton_gen::mlp::gemm2_grid(p));
+    const footprint::GemmA fp{m, p.F, 128, 128, 128, 64};  // sm90::gemm_a_footprint of the op's 128x128x64 GEMMs
+    const DependencyRelation rel = baton_gen::mlp::gemm1_to_gemm2_relation(p);
+    expect_sound(RowPolicy<footprint::GemmA>{plan.value().gemm1, fp}, rel);
+    expect_sound(KBlockPolicy<footprint::GemmA>(plan.value().gemm1, fp), rel);
+    expect_sound(baton_gen::mlp::gemm1_to_gemm2(p), rel);
+  }
 }
 
 }  // namespace

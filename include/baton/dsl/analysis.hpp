@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <functional>
@@ -51,12 +52,12 @@ namespace detail {
 inline ExprPtr bin(Expr::Kind k, ExprPtr a, ExprPtr b) {
   if (a->kind == Expr::num && b->kind == Expr::num) {
     const int64_t x = a->value, y = b->value;
-    switch (k) {
-      case Expr::add: return make_num(x + y, a->loc);
-      case Expr::sub: return make_num(x - y, a->loc);
-      case Expr::mul: return make_num(x * y, a->loc);
-      default: break;
-    }
+    int64_t r = 0;
+    constexpr int64_t lim = int64_t(1) << 40;
+    // Fold only what stays in range; the rest is left to eval(), which reports it.
+    const bool over = k == Expr::mul ? __builtin_mul_overflow(x, y, &r) : k == Expr::add ? __builtin_add_overflow(x, y, &r)
+                                                                         : __builtin_sub_overflow(x, y, &r);
+    if ((k == Expr::add || k == Expr::sub || k == Expr::mul) && !over && r <= lim && r >= -lim) return make_num(r, a->loc);
   }
   if (k == Expr::add && a->kind == Expr::num && a->value == 0) return b;
   if ((k == Expr::add || k == Expr::sub) && b->kind == Expr::num && b->value == 0) return a;
@@ -238,8 +239,7 @@ class Analyzer {
       case Expr::add: out = x + y; break;
       case Expr::sub: out = x - y; break;
       case Expr::mul:
-        if ((x != 0 && (y > lim || y < -lim)) || (y != 0 && (x > lim || x < -lim))) return err("value too large");
-        out = x * y;
+        if (__builtin_mul_overflow(x, y, &out)) return err("value too large (|v| > 2^40)");
         break;
       case Expr::div:
       case Expr::mod:
@@ -308,11 +308,12 @@ class Analyzer {
     for (int l = 0; l < fp.accesses; ++l)
       for (int d = 0; d < fp.access[l].dims; ++d) {
         const AffineDim& x = fp.access[l].dim[d];
-        int64_t span = std::abs(int64_t(x.cm)) * cg.m + std::abs(int64_t(x.cn)) * cg.n + std::abs(int64_t(x.cz)) * cg.z +
-                       std::abs(int64_t(x.c0)) + x.width + x.extent;
-        for (int j = 0; j < fp.kvars; ++j) span += std::abs(int64_t(x.ck[j])) * fp.kext[j];
-        const int64_t wspan = (x.axis >= 0 ? int64_t(x.pc) * gext[x.axis] : 0) + std::abs(int64_t(x.p0)) + x.pw;
-        if (span > (int64_t(1) << 30) || wspan > (int64_t(1) << 30))
+        // In double: the terms are below 2^62 each and only their size matters.
+        double span = std::abs(double(x.cm)) * cg.m + std::abs(double(x.cn)) * cg.n + std::abs(double(x.cz)) * cg.z +
+                      std::abs(double(x.c0)) + x.width + x.extent;
+        for (int j = 0; j < fp.kvars; ++j) span += std::abs(double(x.ck[j])) * fp.kext[j];
+        const double wspan = (x.axis >= 0 ? double(x.pc) * double(gext[x.axis]) : 0.0) + std::abs(double(x.p0)) + x.pw;
+        if (span > double(int64_t(1) << 30) || wspan > double(int64_t(1) << 30))
           return status(errc::invalid_argument, "edge " + e.label + ": the access to " + cs.reads[size_t(e.links[size_t(l)].first)].tensor +
                                                     " reaches past 2^30 elements in dimension " + std::to_string(d) +
                                                     " (the footprint computes in int)");
@@ -771,9 +772,10 @@ class Analyzer {
           lo = hi_start = c0;
           std::string arg_lo, arg_hi;
           for (auto& [v, ce] : f.start.coef) {
-            int64_t c = 0;
+            int64_t c = 0, span = 0;
             BATON_TRY(eval(prog, *ce, b, c));
-            const int64_t span = c * hi[v];
+            if (__builtin_mul_overflow(c, hi[v], &span) || span > (int64_t(1) << 40) || span < -(int64_t(1) << 40))
+              return err_(f.loc, "stage '" + s.name + "': an access reaches past 2^40 elements" + binding_note_(b));
             (span < 0 ? lo : hi_start) += span;
           }
           const std::string what = std::string(write ? "writes" : "reads") + " " + acc.tensor + " dimension " + std::to_string(d);

@@ -56,7 +56,7 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
       } catch (...) {
         return false;
       }
-      if (c.group_m < 1 || c.group_n < 1) return false;
+      if (c.group_m < 1 || c.group_n < 1 || c.group_m > 65536 || c.group_n > 65536) return false;
       c.kind = k;
       return true;
     }

@@ -487,7 +487,8 @@ class Parser {
       d.kind = "group";
       BATON_TRY(expect_("("));
       for (int64_t* out : {&d.group_m, &d.group_n}) {
-        if (peek_().kind != Token::number || peek_().value < 1) return expected_("a group size >= 1");
+        if (peek_().kind != Token::number || peek_().value < 1 || peek_().value > 65536)
+          return expected_("a group size in [1, 65536]");
         *out = peek_().value;
         ++pos_;
         if (out == &d.group_m) BATON_TRY(expect_(","));
