@@ -9,3 +9,9 @@ preset="${BATON_PRESET:-ci}"
 cmake --preset "$preset"
 cmake --build --preset "$preset" -j "${BATON_JOBS:-2}"
 ctest --preset "$preset" -j "${BATON_JOBS:-2}"
+# batonc's fuzz target builds and survives a short run (scripts/fuzz.sh runs it for 10 minutes).
+if command -v clang++ >/dev/null 2>&1 && [ "${BATON_FUZZ_SECONDS:-30}" != 0 ]; then
+  BATON_FUZZ_SECONDS="${BATON_FUZZ_SECONDS:-30}" bash scripts/fuzz.sh
+else
+  echo "test.sh: clang++ not found; skipping the batonc fuzz smoke run"
+fi

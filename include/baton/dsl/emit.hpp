@@ -8,6 +8,7 @@
 //   <p>_to_<c>_footprint(p)   the edge's baton::dsl::AffineFootprint;
 //   <p>_to_<c>(p)             the chosen policy (its type: <p>_to_<c>_policy);
 //   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge;
+//   <stage>_stage             baton::Stage<order, outputs<its out-edges' policies>, inputs<its in-edges'>>;
 // plus static_asserts that the policies satisfy SyncPolicy and agree with the grids.
 #pragma once
 
@@ -136,7 +137,7 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
   if (!o.command.empty()) h += "// regenerate: " + o.command + "\n";
   h += "// proven sound by batonc (baton::check_soundness) for: " + detail::bindings_text(a) + "\n";
   h += "#pragma once\n\n#include \"baton/dependency.hpp\"\n#include \"baton/dsl/affine_footprint.hpp\"\n"
-       "#include \"baton/order.hpp\"\n#include \"baton/policy.hpp\"\n#include \"baton/tile.hpp\"\n\n";
+       "#include \"baton/order.hpp\"\n#include \"baton/policy.hpp\"\n#include \"baton/stage.hpp\"\n#include \"baton/tile.hpp\"\n\n";
   h += "namespace " + ns + " {\n\n";
   h += "struct Params {\n";
   for (const Param& p : a.program.params) h += "  int " + p.name + " = " + std::to_string(a.bindings[0].at(p.name)) + ";\n";
@@ -229,6 +230,20 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
       h += "static_assert(" + id + "_policy_footprint().invalid_reason() == nullptr, \"" + e.label + ": invalid GemmA\");\n";
     h += "static_assert(" + id + "().k_blocks() == " + cs.name + "_k_blocks(), \"" + e.label + ": k-blocks differ\");\n";
     h += "static_assert(" + id + "().producer_grid() == " + ps.name + "_grid(), \"" + e.label + ": grids differ\");\n";
+  }
+  // Stage types: each stage's order, the policies it posts for (outputs) and waits on (inputs).
+  h += "\n// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)\n";
+  for (size_t s = 0; s < a.stages.size(); ++s) {
+    const StageInfo& st = a.stages[s];
+    const OrderChoice& oc = a.orders[s];
+    const std::string order = oc.kind == "column" ? "::baton::ColumnMajor" : oc.kind == "grouped" ? "::baton::Grouped" : "::baton::RowMajor";
+    std::string outs, ins;
+    for (const EdgeInfo& e : a.edges) {
+      const std::string id = a.stages[size_t(e.producer)].name + "_to_" + a.stages[size_t(e.consumer)].name + "_policy";
+      if (e.producer == int(s)) outs += (outs.empty() ? "" : ", ") + id;
+      if (e.consumer == int(s)) ins += (ins.empty() ? "" : ", ") + id;
+    }
+    h += "using " + st.name + "_stage = ::baton::Stage<" + order + ", ::baton::outputs<" + outs + ">, ::baton::inputs<" + ins + ">>;\n";
   }
   h += "\n}  // namespace " + ns + "\n";
   return h;

@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::attention {
@@ -74,5 +75,9 @@ static_assert(::baton::SyncPolicy<qkv_to_attention_policy>);
 static_assert(qkv_to_attention_footprint().invalid_reason() == nullptr, "qkv -> attention: invalid footprint");
 static_assert(qkv_to_attention().k_blocks() == attention_k_blocks(), "qkv -> attention: k-blocks differ");
 static_assert(qkv_to_attention().producer_grid() == qkv_grid(), "qkv -> attention: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using qkv_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<qkv_to_attention_policy>, ::baton::inputs<>>;
+using attention_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<qkv_to_attention_policy>>;
 
 }  // namespace baton_gen::attention

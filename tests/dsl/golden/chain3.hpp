@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::chain3 {
@@ -103,5 +104,10 @@ static_assert(::baton::SyncPolicy<down_to_residual_policy>);
 static_assert(down_to_residual_footprint().invalid_reason() == nullptr, "down -> residual: invalid footprint");
 static_assert(down_to_residual().k_blocks() == residual_k_blocks(), "down -> residual: k-blocks differ");
 static_assert(down_to_residual().producer_grid() == down_grid(), "down -> residual: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<up_to_down_policy>, ::baton::inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<down_to_residual_policy>, ::baton::inputs<up_to_down_policy>>;
+using residual_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<down_to_residual_policy>>;
 
 }  // namespace baton_gen::chain3

@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::conv3x3 {
@@ -69,5 +70,9 @@ static_assert(::baton::SyncPolicy<conv1_to_conv2_policy>);
 static_assert(conv1_to_conv2_footprint().invalid_reason() == nullptr, "conv1 -> conv2: invalid footprint");
 static_assert(conv1_to_conv2().k_blocks() == conv2_k_blocks(), "conv1 -> conv2: k-blocks differ");
 static_assert(conv1_to_conv2().producer_grid() == conv1_grid(), "conv1 -> conv2: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using conv1_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<conv1_to_conv2_policy>, ::baton::inputs<>>;
+using conv2_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<conv1_to_conv2_policy>>;
 
 }  // namespace baton_gen::conv3x3

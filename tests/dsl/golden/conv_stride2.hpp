@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::conv_stride2 {
@@ -69,5 +70,9 @@ static_assert(::baton::SyncPolicy<pointwise_to_down_policy>);
 static_assert(pointwise_to_down_footprint().invalid_reason() == nullptr, "pointwise -> down: invalid footprint");
 static_assert(pointwise_to_down().k_blocks() == down_k_blocks(), "pointwise -> down: k-blocks differ");
 static_assert(pointwise_to_down().producer_grid() == pointwise_grid(), "pointwise -> down: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using pointwise_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<pointwise_to_down_policy>, ::baton::inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<pointwise_to_down_policy>>;
 
 }  // namespace baton_gen::conv_stride2

@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::grouping {
@@ -64,5 +65,9 @@ static_assert(::baton::SyncPolicy<produce_to_reduce_policy>);
 static_assert(produce_to_reduce_footprint().invalid_reason() == nullptr, "produce -> reduce: invalid footprint");
 static_assert(produce_to_reduce().k_blocks() == reduce_k_blocks(), "produce -> reduce: k-blocks differ");
 static_assert(produce_to_reduce().producer_grid() == produce_grid(), "produce -> reduce: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using produce_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<produce_to_reduce_policy>, ::baton::inputs<>>;
+using reduce_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<produce_to_reduce_policy>>;
 
 }  // namespace baton_gen::grouping

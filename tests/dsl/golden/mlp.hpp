@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::mlp {
@@ -66,5 +67,9 @@ static_assert(::baton::SyncPolicy<gemm1_to_gemm2_policy>);
 static_assert(gemm1_to_gemm2_footprint().invalid_reason() == nullptr, "gemm1 -> gemm2: invalid footprint");
 static_assert(gemm1_to_gemm2().k_blocks() == gemm2_k_blocks(), "gemm1 -> gemm2: k-blocks differ");
 static_assert(gemm1_to_gemm2().producer_grid() == gemm1_grid(), "gemm1 -> gemm2: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using gemm1_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<gemm1_to_gemm2_policy>, ::baton::inputs<>>;
+using gemm2_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<gemm1_to_gemm2_policy>>;
 
 }  // namespace baton_gen::mlp

@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::swiglu {
@@ -66,5 +67,9 @@ static_assert(::baton::SyncPolicy<gate_up_to_down_policy>);
 static_assert(gate_up_to_down_footprint().invalid_reason() == nullptr, "gate_up -> down: invalid footprint");
 static_assert(gate_up_to_down().k_blocks() == down_k_blocks(), "gate_up -> down: k-blocks differ");
 static_assert(gate_up_to_down().producer_grid() == gate_up_grid(), "gate_up -> down: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using gate_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<gate_up_to_down_policy>, ::baton::inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<gate_up_to_down_policy>>;
 
 }  // namespace baton_gen::swiglu

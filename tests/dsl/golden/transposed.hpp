@@ -7,6 +7,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
+#include "baton/stage.hpp"
 #include "baton/tile.hpp"
 
 namespace baton_gen::transposed {
@@ -64,5 +65,9 @@ static_assert(::baton::SyncPolicy<produce_to_transpose_policy>);
 static_assert(produce_to_transpose_footprint().invalid_reason() == nullptr, "produce -> transpose: invalid footprint");
 static_assert(produce_to_transpose().k_blocks() == transpose_k_blocks(), "produce -> transpose: k-blocks differ");
 static_assert(produce_to_transpose().producer_grid() == produce_grid(), "produce -> transpose: grids differ");
+
+// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
+using produce_stage = ::baton::Stage<::baton::ColumnMajor, ::baton::outputs<produce_to_transpose_policy>, ::baton::inputs<>>;
+using transpose_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<produce_to_transpose_policy>>;
 
 }  // namespace baton_gen::transposed
