@@ -200,7 +200,8 @@ inline std::string candidate_name(const Candidate& c) {
 
 class Analyzer {
  public:
-  explicit Analyzer(Program p) { a_.program = std::move(p); }
+  // proof_budget: the most proof steps (proof_cost) the whole program may take.
+  explicit Analyzer(Program p, int64_t proof_budget = kProofBudget) : budget_(proof_budget) { a_.program = std::move(p); }
 
   result<Analysis> run() {
     BATON_TRY(names_());
@@ -335,8 +336,9 @@ class Analyzer {
       fp.k_vars(k, kv);
       const int ext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
       for (int a = 0; a < fp.accesses; ++a) {
-        std::vector<uint8_t> ok[3];
-        for (int ax = 0; ax < 3; ++ax) ok[ax].assign(size_t(ext[ax]), 1);
+        // Per producer axis, the indices whose writes meet the reads in every dimension on that
+        // axis: each dimension's set is contiguous (stride >= 1), so their intersection is [lo, hi).
+        int lo_i[3] = {0, 0, 0}, hi_i[3] = {ext[0], ext[1], ext[2]};
         bool none = false;
         for (int di = 0; di < fp.access[a].dims && !none; ++di) {
           const AffineDim& x = fp.access[a].dim[di];
@@ -357,19 +359,35 @@ class Analyzer {
             if (!meets(x.p0)) none = true;
             continue;
           }
+          int first = -1, last = -2;  // by scanning every index: independent of AffineFootprint's formula
           for (int i = 0; i < ext[x.axis]; ++i)
-            if (!meets(int64_t(x.pc) * i + x.p0)) ok[x.axis][size_t(i)] = 0;
+            if (meets(int64_t(x.pc) * i + x.p0)) {
+              if (first < 0) first = i;
+              last = i;
+            }
+          lo_i[x.axis] = std::max(lo_i[x.axis], first < 0 ? ext[x.axis] : first);
+          hi_i[x.axis] = std::min(hi_i[x.axis], last + 1);
         }
         if (none) continue;
-        for (int z = 0; z < ext[2]; ++z)
-          if (ok[2][size_t(z)])
-            for (int m = 0; m < ext[0]; ++m)
-              if (ok[0][size_t(m)])
-                for (int n = 0; n < ext[1]; ++n)
-                  if (ok[1][size_t(n)]) emit(Tile{m, n, z});
+        for (int z = lo_i[2]; z < hi_i[2]; ++z)
+          for (int m = lo_i[0]; m < hi_i[0]; ++m)
+            for (int n = lo_i[1]; n < hi_i[1]; ++n) emit(Tile{m, n, z});
       }
     };
     return d;
+  }
+
+  // What proving one policy against relation(fp, consumer) costs (check_soundness's loops and the
+  // relation's scans), in elementary steps: the proofs are bounded by it, so no program hangs batonc.
+  static constexpr int64_t kProofBudget = int64_t(1) << 28;  // default per program (all edges, bindings, candidates)
+  static int64_t proof_cost(const AffineFootprint& fp, Grid consumer) {
+    const int64_t nc = consumer.size(), np = fp.producer.size(), nk = fp.k_blocks();
+    const int64_t ext = int64_t(fp.producer.m) + fp.producer.n + fp.producer.z;
+    if (nc * nk > (int64_t(1) << 22) || nc * np > (int64_t(1) << 24)) return int64_t(1) << 40;  // do not even count
+    int64_t cost = 2 * nc * np + nc * nk * (4 + ext * fp.accesses);
+    for (int i = 0; i < int(nc); ++i)
+      for (int k = 0; k < int(nk); ++k) cost += fp.rect(consumer.tile(i), k).count();
+    return cost;
   }
 
   static status grid(const Program& prog, const StageInfo& s, const Binding& b, Grid& g) {
@@ -829,13 +847,18 @@ class Analyzer {
         BATON_TRY(footprint(a_, e, b, fp));
         Grid cg;
         BATON_TRY(grid(a_.program, a_.stages[size_t(e.consumer)], b, cg));
-        // Proofs enumerate (consumer tile, k-block) pairs and the producer grid per consumer tile.
-        const int64_t nc = cg.size(), np = fp.producer.size(), nk = fp.k_blocks();
-        if (nc * nk > (int64_t(1) << 24) || nc * np > (int64_t(1) << 28))
-          return err_(a_.stages[size_t(e.consumer)].loc,
-                      "edge " + e.label + " is too large to prove (" + std::to_string(nc) + " consumer tiles x " + std::to_string(nk) +
-                          " k-blocks, " + std::to_string(np) + " producer tiles" + binding_note_(b) +
-                          "); prove it at smaller parameter values ('in {...}' or --set)");
+        // Proofs enumerate (consumer tile, k-block) pairs and the producer grid per consumer tile:
+        // bounded for the whole program (kProofBudget).
+        if (&c == &cands.front()) {
+          const int64_t cost = proof_cost(fp, cg);
+          work_ += cost > budget_ ? cost : cost * int64_t(cands.size());
+          if (work_ > budget_)
+            return err_(a_.stages[size_t(e.consumer)].loc,
+                        "edge " + e.label + " is too large to prove (" + std::to_string(cg.size()) + " consumer tiles x " +
+                            std::to_string(fp.k_blocks()) + " k-blocks, " + std::to_string(fp.producer.size()) + " producer tiles" +
+                            binding_note_(b) + "; the proofs of a program may take " + std::to_string(budget_) +
+                            " steps); prove it at smaller parameter values ('in {...}' or --set)");
+        }
         const DependencyRelation rel = relation(fp, cg, e.label);
         const status st = with_named_footprint(c.footprint, fp, e.label, [&](const auto& f) -> status {
           CheckReport rep = with_policy(c, fp.producer, f, [&](const auto& pol) { return check_soundness(pol, rel, e.label); });
@@ -989,8 +1012,12 @@ class Analyzer {
   }
 
   Analysis a_;
+  int64_t budget_ = kProofBudget;
+  int64_t work_ = 0;  // proof steps spent
 };
 
-[[nodiscard]] inline result<Analysis> analyze(Program p) { return Analyzer(std::move(p)).run(); }
+[[nodiscard]] inline result<Analysis> analyze(Program p, int64_t proof_budget = Analyzer::kProofBudget) {
+  return Analyzer(std::move(p), proof_budget).run();
+}
 
 }  // namespace baton::dsl

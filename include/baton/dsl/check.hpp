@@ -67,7 +67,8 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
 
 // --check "P->C=POLICY[@FOOTPRINT]": "sound: ..." or an unsound_policy status naming the consumer
 // tile, k-block and producer tile that no wait covers. Bad specs are invalid_argument.
-[[nodiscard]] inline result<std::string> check_policy(const Analysis& a, const std::string& spec_in) {
+[[nodiscard]] inline result<std::string> check_policy(const Analysis& a, const std::string& spec_in,
+                                                      int64_t proof_budget = Analyzer::kProofBudget) {
   std::string spec;
   for (char ch : spec_in)
     if (!std::isspace(static_cast<unsigned char>(ch))) spec += ch;
@@ -100,13 +101,18 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
   if (!detail::parse_candidate(pol, c))
     return status(errc::invalid_argument, "--check: unknown policy '" + pol +
                                               "' (tile, kblock, row, row_k, column, column_k, group(GM,GN), group_k(GM,GN))");
-  int64_t reads = 0;
+  int64_t reads = 0, work = 0;
   for (size_t bi = 0; bi < a.bindings.size(); ++bi) {
     const Binding& b = a.bindings[bi];
     AffineFootprint fp;
     BATON_TRY(Analyzer::footprint(a, *e, b, fp));
     Grid cg;
     BATON_TRY(Analyzer::grid(a.program, a.stages[size_t(e->consumer)], b, cg));
+    work += Analyzer::proof_cost(fp, cg);
+    if (work > proof_budget)
+      return status(errc::invalid_argument, "--check: edge " + e->label + " is too large to prove (" + std::to_string(cg.size()) +
+                                                " consumer tiles, " + std::to_string(fp.producer.size()) +
+                                                " producer tiles; at most " + std::to_string(proof_budget) + " proof steps); use --set for smaller values");
     const DependencyRelation rel = Analyzer::relation(fp, cg, e->label);
     std::string where;
     for (auto& [k, v] : b) where += (where.empty() ? "" : ", ") + k + "=" + std::to_string(v);
