@@ -37,6 +37,11 @@ TEST(BatoncGenerated, PoliciesAreSoundAtTheDefaults) {
   expect_sound(chain3::up_to_down(), chain3::up_to_down_relation());
   expect_sound(chain3::down_to_residual(), chain3::down_to_residual_relation());
   expect_sound(grouping::produce_to_reduce(), grouping::produce_to_reduce_relation());
+  // The other sound candidates are emitted as alternatives.
+  expect_sound(gemm_row::gemm1_to_gemm2_row(), gemm_row::gemm1_to_gemm2_relation());
+  expect_sound(gemm_row::gemm1_to_gemm2_tile(), gemm_row::gemm1_to_gemm2_relation());
+  expect_sound(mlp::gemm1_to_gemm2_row(), mlp::gemm1_to_gemm2_relation());
+  static_assert(std::is_same_v<mlp::gemm1_to_gemm2_row_policy, baton::RowPolicy<baton::dsl::AffineFootprint>>);
 }
 
 TEST(BatoncGenerated, PoliciesFollowTheParameters) {

@@ -7,6 +7,7 @@
 //   <stage>_order             its tile order;
 //   <p>_to_<c>_footprint(p)   the edge's baton::dsl::AffineFootprint;
 //   <p>_to_<c>(p)             the chosen policy (its type: <p>_to_<c>_policy);
+//   <p>_to_<c>_<kind>(p)      every other sound candidate (row, kblock, ...), proven as well;
 //   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge;
 //   <stage>_stage             baton::Stage<order, outputs<its out-edges' policies>, inputs<its in-edges'>>;
 // plus static_asserts that the policies satisfy SyncPolicy and agree with the grids.
@@ -222,6 +223,18 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
     h += "using " + id + "_policy = " + detail::policy_type(c) + ";\n";
     h += "[[maybe_unused]] constexpr " + id + "_policy " + id + "(const Params& p = {}) {\n  return " + id + "_policy" +
          detail::policy_init(c, ps.name + "_grid(p)", policy_fp) + ";\n}\n";
+    // Every other sound candidate too, under its kind's name: proven alternatives a caller may pick
+    // at run time (ops::Mlp picks row, kblock or none by shape).
+    if (!e.sync)
+      for (const Candidate& x : e.candidates) {
+        if (!x.sound || &x == &c) continue;
+        const std::string alt = id + "_" + x.kind;
+        h += "// alternative " + candidate_name(x) + ": sound; starts after " + detail::fmt(x.start_tiles) + " tiles, " +
+             std::to_string(x.waits) + " waits per pass\n";
+        h += "using " + alt + "_policy = " + detail::policy_type(x) + ";\n";
+        h += "[[maybe_unused]] constexpr " + alt + "_policy " + alt + "(const Params& p = {}) {\n  return " + alt + "_policy" +
+             detail::policy_init(x, ps.name + "_grid(p)", id + "_footprint(p)") + ";\n}\n";
+      }
     h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::from_footprint(" +
          ps.name + "_grid(p), " + cs.name + "_grid(p), " + id + "_footprint(p), \"" + e.label + " (" + e.tensors + ")\");\n}\n";
     h += "static_assert(::baton::SyncPolicy<" + id + "_policy>);\n";

@@ -518,36 +518,34 @@ class Parser {
   }
 
   // expr := term { (+|-) term };  term := unary { (*|/|%) unary };  unary := - unary | primary
-  status expr_(ExprPtr& out, int depth) {
+  // One precedence level: operand { op operand }, left-associative; `kind` maps an operator to its node
+  // (Expr::num: not an operator of this level).
+  template <class Operand, class Kind>
+  status binary_(ExprPtr& out, int depth, Operand operand, Kind kind) {
     if (depth > kMaxDepth) return error_at_(peek_().loc, "expression nested too deeply");
-    BATON_TRY(term_(out, depth + 1));
-    while (is_("+") || is_("-")) {
+    BATON_TRY((this->*operand)(out, depth + 1));
+    while (peek_().kind == Token::punct && kind(peek_().text) != Expr::num) {
       auto e = std::make_shared<Expr>();
       e->loc = peek_().loc;
-      e->kind = peek_().text == "+" ? Expr::add : Expr::sub;
+      e->kind = kind(peek_().text);
       ++pos_;
       e->a = out;
       ExprPtr rhs;
-      BATON_TRY(term_(rhs, depth + 1));
+      BATON_TRY((this->*operand)(rhs, depth + 1));
       e->b = rhs;
       out = e;
     }
     return {};
   }
+  status expr_(ExprPtr& out, int depth) {
+    return binary_(out, depth, &Parser::term_, [](const std::string& t) {
+      return t == "+" ? Expr::add : t == "-" ? Expr::sub : Expr::num;
+    });
+  }
   status term_(ExprPtr& out, int depth) {
-    BATON_TRY(unary_(out, depth + 1));
-    while (is_("*") || is_("/") || is_("%")) {
-      auto e = std::make_shared<Expr>();
-      e->loc = peek_().loc;
-      e->kind = peek_().text == "*" ? Expr::mul : peek_().text == "/" ? Expr::div : Expr::mod;
-      ++pos_;
-      e->a = out;
-      ExprPtr rhs;
-      BATON_TRY(unary_(rhs, depth + 1));
-      e->b = rhs;
-      out = e;
-    }
-    return {};
+    return binary_(out, depth, &Parser::unary_, [](const std::string& t) {
+      return t == "*" ? Expr::mul : t == "/" ? Expr::div : t == "%" ? Expr::mod : Expr::num;
+    });
   }
   status unary_(ExprPtr& out, int depth) {
     if (depth > kMaxDepth) return error_at_(peek_().loc, "expression nested too deeply");

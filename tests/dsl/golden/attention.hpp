@@ -68,6 +68,31 @@ using qkv_to_attention_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootpr
 [[maybe_unused]] constexpr qkv_to_attention_policy qkv_to_attention(const Params& p = {}) {
   return qkv_to_attention_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
 }
+// alternative tile: sound; starts after 8.0 tiles, 512 waits per pass
+using qkv_to_attention_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr qkv_to_attention_tile_policy qkv_to_attention_tile(const Params& p = {}) {
+  return qkv_to_attention_tile_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
+}
+// alternative kblock: sound; starts after 8.0 tiles, 512 waits per pass
+using qkv_to_attention_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr qkv_to_attention_kblock_policy qkv_to_attention_kblock(const Params& p = {}) {
+  return qkv_to_attention_kblock_policy{qkv_grid(p), qkv_to_attention_footprint(p)};
+}
+// alternative row: sound; starts after 8.0 tiles, 512 waits per pass
+using qkv_to_attention_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr qkv_to_attention_row_policy qkv_to_attention_row(const Params& p = {}) {
+  return qkv_to_attention_row_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
+}
+// alternative row per k: sound; starts after 8.0 tiles, 512 waits per pass
+using qkv_to_attention_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr qkv_to_attention_row_k_policy qkv_to_attention_row_k(const Params& p = {}) {
+  return qkv_to_attention_row_k_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
+}
+// alternative column per k: sound; starts after 8.0 tiles, 64 waits per pass
+using qkv_to_attention_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr qkv_to_attention_column_k_policy qkv_to_attention_column_k(const Params& p = {}) {
+  return qkv_to_attention_column_k_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
+}
 inline ::baton::DependencyRelation qkv_to_attention_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(qkv_grid(p), attention_grid(p), qkv_to_attention_footprint(p), "qkv -> attention (Q, K, V)");
 }

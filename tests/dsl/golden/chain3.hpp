@@ -72,6 +72,31 @@ using up_to_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr up_to_down_policy up_to_down(const Params& p = {}) {
   return up_to_down_policy{up_grid(p), up_to_down_footprint(p)};
 }
+// alternative tile: sound; starts after 8.0 tiles, 96 waits per pass
+using up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr up_to_down_tile_policy up_to_down_tile(const Params& p = {}) {
+  return up_to_down_tile_policy{up_grid(p), up_to_down_footprint(p), false};
+}
+// alternative row: sound; starts after 8.0 tiles, 12 waits per pass
+using up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr up_to_down_row_policy up_to_down_row(const Params& p = {}) {
+  return up_to_down_row_policy{up_grid(p), up_to_down_footprint(p), false};
+}
+// alternative row per k: sound; starts after 8.0 tiles, 192 waits per pass
+using up_to_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr up_to_down_row_k_policy up_to_down_row_k(const Params& p = {}) {
+  return up_to_down_row_k_policy{up_grid(p), up_to_down_footprint(p), true};
+}
+// alternative column: sound; starts after 24.0 tiles, 96 waits per pass
+using up_to_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr up_to_down_column_policy up_to_down_column(const Params& p = {}) {
+  return up_to_down_column_policy{up_grid(p), up_to_down_footprint(p), false};
+}
+// alternative column per k: sound; starts after 3.0 tiles, 192 waits per pass
+using up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr up_to_down_column_k_policy up_to_down_column_k(const Params& p = {}) {
+  return up_to_down_column_k_policy{up_grid(p), up_to_down_footprint(p), true};
+}
 inline ::baton::DependencyRelation up_to_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(up_grid(p), down_grid(p), up_to_down_footprint(p), "up -> down (Y)");
 }
@@ -96,6 +121,31 @@ static_assert(up_to_down().producer_grid() == up_grid(), "up -> down: grids diff
 using down_to_residual_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr down_to_residual_policy down_to_residual(const Params& p = {}) {
   return down_to_residual_policy{down_grid(p), down_to_residual_footprint(p), false};
+}
+// alternative kblock: sound; starts after 1.0 tiles, 48 waits per pass
+using down_to_residual_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr down_to_residual_kblock_policy down_to_residual_kblock(const Params& p = {}) {
+  return down_to_residual_kblock_policy{down_grid(p), down_to_residual_footprint(p)};
+}
+// alternative row: sound; starts after 4.0 tiles, 48 waits per pass
+using down_to_residual_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr down_to_residual_row_policy down_to_residual_row(const Params& p = {}) {
+  return down_to_residual_row_policy{down_grid(p), down_to_residual_footprint(p), false};
+}
+// alternative row per k: sound; starts after 4.0 tiles, 48 waits per pass
+using down_to_residual_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr down_to_residual_row_k_policy down_to_residual_row_k(const Params& p = {}) {
+  return down_to_residual_row_k_policy{down_grid(p), down_to_residual_footprint(p), true};
+}
+// alternative column: sound; starts after 3.0 tiles, 48 waits per pass
+using down_to_residual_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr down_to_residual_column_policy down_to_residual_column(const Params& p = {}) {
+  return down_to_residual_column_policy{down_grid(p), down_to_residual_footprint(p), false};
+}
+// alternative column per k: sound; starts after 3.0 tiles, 48 waits per pass
+using down_to_residual_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr down_to_residual_column_k_policy down_to_residual_column_k(const Params& p = {}) {
+  return down_to_residual_column_k_policy{down_grid(p), down_to_residual_footprint(p), true};
 }
 inline ::baton::DependencyRelation down_to_residual_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(down_grid(p), residual_grid(p), down_to_residual_footprint(p), "down -> residual (Z)");

@@ -63,6 +63,31 @@ using conv1_to_conv2_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprin
 [[maybe_unused]] constexpr conv1_to_conv2_policy conv1_to_conv2(const Params& p = {}) {
   return conv1_to_conv2_policy{conv1_grid(p), conv1_to_conv2_footprint(p)};
 }
+// alternative tile: sound; starts after 14.7 tiles, 1444 waits per pass
+using conv1_to_conv2_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr conv1_to_conv2_tile_policy conv1_to_conv2_tile(const Params& p = {}) {
+  return conv1_to_conv2_tile_policy{conv1_grid(p), conv1_to_conv2_footprint(p), false};
+}
+// alternative row: sound; starts after 38.0 tiles, 532 waits per pass
+using conv1_to_conv2_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr conv1_to_conv2_row_policy conv1_to_conv2_row(const Params& p = {}) {
+  return conv1_to_conv2_row_policy{conv1_grid(p), conv1_to_conv2_footprint(p), false};
+}
+// alternative row per k: sound; starts after 13.0 tiles, 2772 waits per pass
+using conv1_to_conv2_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr conv1_to_conv2_row_k_policy conv1_to_conv2_row_k(const Params& p = {}) {
+  return conv1_to_conv2_row_k_policy{conv1_grid(p), conv1_to_conv2_footprint(p), true};
+}
+// alternative column: sound; starts after 38.0 tiles, 532 waits per pass
+using conv1_to_conv2_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr conv1_to_conv2_column_policy conv1_to_conv2_column(const Params& p = {}) {
+  return conv1_to_conv2_column_policy{conv1_grid(p), conv1_to_conv2_footprint(p), false};
+}
+// alternative column per k: sound; starts after 13.0 tiles, 2772 waits per pass
+using conv1_to_conv2_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr conv1_to_conv2_column_k_policy conv1_to_conv2_column_k(const Params& p = {}) {
+  return conv1_to_conv2_column_k_policy{conv1_grid(p), conv1_to_conv2_footprint(p), true};
+}
 inline ::baton::DependencyRelation conv1_to_conv2_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(conv1_grid(p), conv2_grid(p), conv1_to_conv2_footprint(p), "conv1 -> conv2 (A)");
 }

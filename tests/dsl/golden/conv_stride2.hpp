@@ -63,6 +63,31 @@ using pointwise_to_down_policy = ::baton::TilePolicy<::baton::dsl::AffineFootpri
 [[maybe_unused]] constexpr pointwise_to_down_policy pointwise_to_down(const Params& p = {}) {
   return pointwise_to_down_policy{pointwise_grid(p), pointwise_to_down_footprint(p), false};
 }
+// alternative kblock: sound; starts after 7.6 tiles, 729 waits per pass
+using pointwise_to_down_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr pointwise_to_down_kblock_policy pointwise_to_down_kblock(const Params& p = {}) {
+  return pointwise_to_down_kblock_policy{pointwise_grid(p), pointwise_to_down_footprint(p)};
+}
+// alternative row: sound; starts after 22.0 tiles, 44 waits per pass
+using pointwise_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr pointwise_to_down_row_policy pointwise_to_down_row(const Params& p = {}) {
+  return pointwise_to_down_row_policy{pointwise_grid(p), pointwise_to_down_footprint(p), false};
+}
+// alternative row per k: sound; starts after 22.0 tiles, 324 waits per pass
+using pointwise_to_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr pointwise_to_down_row_k_policy pointwise_to_down_row_k(const Params& p = {}) {
+  return pointwise_to_down_row_k_policy{pointwise_grid(p), pointwise_to_down_footprint(p), true};
+}
+// alternative column: sound; starts after 22.0 tiles, 44 waits per pass
+using pointwise_to_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr pointwise_to_down_column_policy pointwise_to_down_column(const Params& p = {}) {
+  return pointwise_to_down_column_policy{pointwise_grid(p), pointwise_to_down_footprint(p), false};
+}
+// alternative column per k: sound; starts after 22.0 tiles, 324 waits per pass
+using pointwise_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr pointwise_to_down_column_k_policy pointwise_to_down_column_k(const Params& p = {}) {
+  return pointwise_to_down_column_k_policy{pointwise_grid(p), pointwise_to_down_footprint(p), true};
+}
 inline ::baton::DependencyRelation pointwise_to_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(pointwise_grid(p), down_grid(p), pointwise_to_down_footprint(p), "pointwise -> down (A)");
 }

@@ -60,6 +60,31 @@ using gemm1_to_gemm2_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprin
 [[maybe_unused]] constexpr gemm1_to_gemm2_policy gemm1_to_gemm2(const Params& p = {}) {
   return gemm1_to_gemm2_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p)};
 }
+// alternative tile: sound; starts after 48.0 tiles, 4608 waits per pass
+using gemm1_to_gemm2_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gemm1_to_gemm2_tile_policy gemm1_to_gemm2_tile(const Params& p = {}) {
+  return gemm1_to_gemm2_tile_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+}
+// alternative row: sound; starts after 48.0 tiles, 96 waits per pass
+using gemm1_to_gemm2_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gemm1_to_gemm2_row_policy gemm1_to_gemm2_row(const Params& p = {}) {
+  return gemm1_to_gemm2_row_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+}
+// alternative row per k: sound; starts after 48.0 tiles, 9216 waits per pass
+using gemm1_to_gemm2_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gemm1_to_gemm2_row_k_policy gemm1_to_gemm2_row_k(const Params& p = {}) {
+  return gemm1_to_gemm2_row_k_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), true};
+}
+// alternative column: sound; starts after 48.0 tiles, 4608 waits per pass
+using gemm1_to_gemm2_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gemm1_to_gemm2_column_policy gemm1_to_gemm2_column(const Params& p = {}) {
+  return gemm1_to_gemm2_column_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+}
+// alternative column per k: sound; starts after 1.0 tiles, 9216 waits per pass
+using gemm1_to_gemm2_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gemm1_to_gemm2_column_k_policy gemm1_to_gemm2_column_k(const Params& p = {}) {
+  return gemm1_to_gemm2_column_k_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), true};
+}
 inline ::baton::DependencyRelation gemm1_to_gemm2_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(gemm1_grid(p), gemm2_grid(p), gemm1_to_gemm2_footprint(p), "gemm1 -> gemm2 (Y)");
 }

@@ -60,6 +60,31 @@ using gate_up_to_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootpri
 [[maybe_unused]] constexpr gate_up_to_down_policy gate_up_to_down(const Params& p = {}) {
   return gate_up_to_down_policy{gate_up_grid(p), gate_up_to_down_footprint(p)};
 }
+// alternative tile: sound; starts after 11.0 tiles, 88 waits per pass
+using gate_up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gate_up_to_down_tile_policy gate_up_to_down_tile(const Params& p = {}) {
+  return gate_up_to_down_tile_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+}
+// alternative row: sound; starts after 11.0 tiles, 8 waits per pass
+using gate_up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gate_up_to_down_row_policy gate_up_to_down_row(const Params& p = {}) {
+  return gate_up_to_down_row_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+}
+// alternative row per k: sound; starts after 11.0 tiles, 88 waits per pass
+using gate_up_to_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gate_up_to_down_row_k_policy gate_up_to_down_row_k(const Params& p = {}) {
+  return gate_up_to_down_row_k_policy{gate_up_grid(p), gate_up_to_down_footprint(p), true};
+}
+// alternative column: sound; starts after 11.0 tiles, 88 waits per pass
+using gate_up_to_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gate_up_to_down_column_policy gate_up_to_down_column(const Params& p = {}) {
+  return gate_up_to_down_column_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+}
+// alternative column per k: sound; starts after 1.0 tiles, 88 waits per pass
+using gate_up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr gate_up_to_down_column_k_policy gate_up_to_down_column_k(const Params& p = {}) {
+  return gate_up_to_down_column_k_policy{gate_up_grid(p), gate_up_to_down_footprint(p), true};
+}
 inline ::baton::DependencyRelation gate_up_to_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(gate_up_grid(p), down_grid(p), gate_up_to_down_footprint(p), "gate_up -> down (Y)");
 }

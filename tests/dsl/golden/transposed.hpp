@@ -58,6 +58,31 @@ using produce_to_transpose_policy = ::baton::TilePolicy<::baton::dsl::AffineFoot
 [[maybe_unused]] constexpr produce_to_transpose_policy produce_to_transpose(const Params& p = {}) {
   return produce_to_transpose_policy{produce_grid(p), produce_to_transpose_footprint(p), false};
 }
+// alternative kblock: sound; starts after 1.0 tiles, 48 waits per pass
+using produce_to_transpose_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr produce_to_transpose_kblock_policy produce_to_transpose_kblock(const Params& p = {}) {
+  return produce_to_transpose_kblock_policy{produce_grid(p), produce_to_transpose_footprint(p)};
+}
+// alternative row: sound; starts after 6.0 tiles, 48 waits per pass
+using produce_to_transpose_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr produce_to_transpose_row_policy produce_to_transpose_row(const Params& p = {}) {
+  return produce_to_transpose_row_policy{produce_grid(p), produce_to_transpose_footprint(p), false};
+}
+// alternative row per k: sound; starts after 6.0 tiles, 48 waits per pass
+using produce_to_transpose_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr produce_to_transpose_row_k_policy produce_to_transpose_row_k(const Params& p = {}) {
+  return produce_to_transpose_row_k_policy{produce_grid(p), produce_to_transpose_footprint(p), true};
+}
+// alternative column: sound; starts after 8.0 tiles, 48 waits per pass
+using produce_to_transpose_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr produce_to_transpose_column_policy produce_to_transpose_column(const Params& p = {}) {
+  return produce_to_transpose_column_policy{produce_grid(p), produce_to_transpose_footprint(p), false};
+}
+// alternative column per k: sound; starts after 8.0 tiles, 48 waits per pass
+using produce_to_transpose_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr produce_to_transpose_column_k_policy produce_to_transpose_column_k(const Params& p = {}) {
+  return produce_to_transpose_column_k_policy{produce_grid(p), produce_to_transpose_footprint(p), true};
+}
 inline ::baton::DependencyRelation produce_to_transpose_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(produce_grid(p), transpose_grid(p), produce_to_transpose_footprint(p), "produce -> transpose (T)");
 }
