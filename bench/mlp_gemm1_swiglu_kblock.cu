@@ -3,7 +3,7 @@
 #include "mlp_gemms.cuh"
 
 namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<KBlock>& s, const SwiArgs1& a) {
-  return baton::sm90::Gemm<SwiConfig1, ProducerStage<KBlock>>::make_launch(s, a);
+baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const SwiArgs1& a) {
+  return baton::sm90::Gemm<SwiConfig1, ProducerStage<HandKBlock>>::make_launch(s, a);
 }
 }  // namespace baton_bench::mlp

@@ -3,7 +3,7 @@
 #include "mlp_gemms.cuh"
 
 namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<Row>& s, const SwiArgs1& a) {
-  return baton::sm90::Gemm<SwiConfig1, ProducerStage<Row>>::make_launch(s, a);
+baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const SwiArgs1& a) {
+  return baton::sm90::Gemm<SwiConfig1, ProducerStage<HandRow>>::make_launch(s, a);
 }
 }  // namespace baton_bench::mlp

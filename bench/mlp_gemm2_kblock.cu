@@ -3,7 +3,7 @@
 #include "mlp_gemms.cuh"
 
 namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<KBlock>& s, const Args2& a) {
-  return baton::sm90::Gemm<Config2, ConsumerStage<KBlock>>::make_launch(s, a);
+baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandKBlock>& s, const Args2& a) {
+  return baton::sm90::Gemm<Config2, ConsumerStage<HandKBlock>>::make_launch(s, a);
 }
 }  // namespace baton_bench::mlp

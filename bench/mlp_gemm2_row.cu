@@ -3,7 +3,7 @@
 #include "mlp_gemms.cuh"
 
 namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<Row>& s, const Args2& a) {
-  return baton::sm90::Gemm<Config2, ConsumerStage<Row>>::make_launch(s, a);
+baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandRow>& s, const Args2& a) {
+  return baton::sm90::Gemm<Config2, ConsumerStage<HandRow>>::make_launch(s, a);
 }
 }  // namespace baton_bench::mlp

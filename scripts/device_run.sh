@@ -3,7 +3,7 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp pairs async sanitize);
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp pairs gen async sanitize);
 #   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -99,6 +99,18 @@ if want pairs && [ "$pairs_ok" = 1 ] && [ -x "$BIN/baton_bench_mlp" ]; then
     mkdir -p "$DEST/pairs"
     timeout 150 "$BIN/baton_bench_mlp" --preset "$preset" --m 128,256,512,1024,2048 --cta-pairs 1 --breakdown 0 \
       --variants baton-auto,cublaslt-graph --out-dir "$DEST/pairs" 2>&1 | grep -E "baton::ops|baton-auto|cublaslt-graph  |error|mismatch" | tee -a "$log"
+  done
+fi
+
+# Generated against hand-written policies (issue 5): the same chains on batonc's policies from
+# include/baton/ops/mlp.baton (baton-*-gen) and on the hand-written GemmA ones, a second sample
+# beside the MLP step's (run-to-run noise shows in the difference between the two).
+if want gen && [ -x "$BIN/baton_bench_mlp" ]; then
+  for preset in gpt3 llama; do
+    step "generated policies: $preset"
+    mkdir -p "$DEST/gen"
+    timeout 150 "$BIN/baton_bench_mlp" --preset "$preset" --m 1,16,64,128,256,512,2048 --breakdown 0 \
+      --variants baton-kblock,baton-kblock-gen,baton-row,baton-row-gen --out-dir "$DEST/gen" 2>&1 | grep -E "baton-|error|mismatch" | tee -a "$log"
   done
 fi
 

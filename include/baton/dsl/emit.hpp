@@ -223,12 +223,18 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
     h += "using " + id + "_policy = " + detail::policy_type(c) + ";\n";
     h += "[[maybe_unused]] constexpr " + id + "_policy " + id + "(const Params& p = {}) {\n  return " + id + "_policy" +
          detail::policy_init(c, ps.name + "_grid(p)", policy_fp) + ";\n}\n";
-    // Every other sound candidate too, under its kind's name: proven alternatives a caller may pick
-    // at run time (ops::Mlp picks row, kblock or none by shape).
+    // Every sound candidate under its kind's name (<edge>_row, <edge>_kblock, ...): proven
+    // alternatives a caller may pick at run time (ops::Mlp picks row, kblock or none by shape).
     if (!e.sync)
       for (const Candidate& x : e.candidates) {
-        if (!x.sound || &x == &c) continue;
+        if (!x.sound) continue;
         const std::string alt = id + "_" + x.kind;
+        if (&x == &c) {  // the chosen one under its kind's name too, so callers may name kinds only
+          h += "// " + candidate_name(x) + ": the chosen policy, under its kind's name\n";
+          h += "using " + alt + "_policy = " + id + "_policy;\n";
+          h += "[[maybe_unused]] constexpr " + alt + "_policy " + alt + "(const Params& p = {}) { return " + id + "(p); }\n";
+          continue;
+        }
         h += "// alternative " + candidate_name(x) + ": sound; starts after " + detail::fmt(x.start_tiles) + " tiles, " +
              std::to_string(x.waits) + " waits per pass\n";
         h += "using " + alt + "_policy = " + detail::policy_type(x) + ";\n";

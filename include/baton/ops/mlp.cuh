@@ -45,6 +45,7 @@
 #include "baton/dependency.hpp"
 #include "baton/launch.cuh"
 #include "baton/ops/mlp.hpp"
+#include "baton/ops/mlp_policies.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
 #include "baton/stage.hpp"
@@ -107,8 +108,30 @@ static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN
                   WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2 && NarrowSwiGluConfig::out_tile_n == kMlpNarrowTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
 
-using KBlock = KBlockPolicy<footprint::GemmA>;
-using Row = RowPolicy<footprint::GemmA>;
+// The op's policies are generated: batonc compiles mlp.baton (next to this header: both chains as
+// the DSL describes them) into mlp_policies.hpp, proving every candidate sound for the parameter
+// sets it lists; Chain::validate proves the chosen one again, before any launch, against the
+// kernel's own relation (deps::gemm_a). GeLU and SwiGLU edges share the types (their footprints'
+// values differ). HandKBlock / HandRow are the hand-written equivalents the bench compares them with.
+using KBlock = mlp_gen::gelu_up_to_gelu_down_kblock_policy;  // per-k-block waits
+using Row = mlp_gen::gelu_up_to_gelu_down_row_policy;        // one wait per row of GEMM1 tiles
+static_assert(std::is_same_v<KBlock, mlp_gen::swiglu_up_to_swiglu_down_kblock_policy> &&
+                  std::is_same_v<Row, mlp_gen::swiglu_up_to_swiglu_down_row_policy>,
+              "baton::ops::mlp: mlp.baton's GeLU and SwiGLU edges must generate the same policy types");
+using HandKBlock = KBlockPolicy<footprint::GemmA>;
+using HandRow = RowPolicy<footprint::GemmA>;
+// The generated policies for a shape (mlp.baton's parameters M, H, F).
+constexpr mlp_gen::Params gen_params(int m, int hidden, int ffn) { return mlp_gen::Params{.M = m, .H = hidden, .F = ffn}; }
+template <activation A>
+constexpr KBlock kblock_policy(int m, int hidden, int ffn) {
+  return A == activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_kblock(gen_params(m, hidden, ffn))
+                                 : mlp_gen::gelu_up_to_gelu_down_kblock(gen_params(m, hidden, ffn));
+}
+template <activation A>
+constexpr Row row_policy(int m, int hidden, int ffn) {
+  return A == activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_row(gen_params(m, hidden, ffn))
+                                 : mlp_gen::gelu_up_to_gelu_down_row(gen_params(m, hidden, ffn));
+}
 using PlainStage = Stage<Grouped, outputs<>, inputs<>>;
 template <class P>
 using ProducerStage = Stage<Grouped, outputs<P>, inputs<>>;
@@ -599,8 +622,8 @@ class Mlp {
       return {};
     };
     switch (plan_.policy) {
-      case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::KBlock{g1, fp})); break;
-      case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::Row{g1, fp})); break;
+      case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::kblock_policy<Act>(s.m, s.hidden, s.ffn))); break;
+      case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::row_policy<Act>(s.m, s.hidden, s.ffn))); break;
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
         // plan_.pdl (by default: GEMM1 in one wave): GEMM2 PDL-launched, loading its weights and
         // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and

@@ -88,6 +88,9 @@ using qkv_to_attention_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFoo
 [[maybe_unused]] constexpr qkv_to_attention_row_k_policy qkv_to_attention_row_k(const Params& p = {}) {
   return qkv_to_attention_row_k_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
 }
+// column: the chosen policy, under its kind's name
+using qkv_to_attention_column_policy = qkv_to_attention_policy;
+[[maybe_unused]] constexpr qkv_to_attention_column_policy qkv_to_attention_column(const Params& p = {}) { return qkv_to_attention(p); }
 // alternative column per k: sound; starts after 8.0 tiles, 64 waits per pass
 using qkv_to_attention_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr qkv_to_attention_column_k_policy qkv_to_attention_column_k(const Params& p = {}) {

@@ -77,6 +77,9 @@ using up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint
 [[maybe_unused]] constexpr up_to_down_tile_policy up_to_down_tile(const Params& p = {}) {
   return up_to_down_tile_policy{up_grid(p), up_to_down_footprint(p), false};
 }
+// kblock: the chosen policy, under its kind's name
+using up_to_down_kblock_policy = up_to_down_policy;
+[[maybe_unused]] constexpr up_to_down_kblock_policy up_to_down_kblock(const Params& p = {}) { return up_to_down(p); }
 // alternative row: sound; starts after 8.0 tiles, 12 waits per pass
 using up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr up_to_down_row_policy up_to_down_row(const Params& p = {}) {
@@ -122,6 +125,9 @@ using down_to_residual_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprin
 [[maybe_unused]] constexpr down_to_residual_policy down_to_residual(const Params& p = {}) {
   return down_to_residual_policy{down_grid(p), down_to_residual_footprint(p), false};
 }
+// tile: the chosen policy, under its kind's name
+using down_to_residual_tile_policy = down_to_residual_policy;
+[[maybe_unused]] constexpr down_to_residual_tile_policy down_to_residual_tile(const Params& p = {}) { return down_to_residual(p); }
 // alternative kblock: sound; starts after 1.0 tiles, 48 waits per pass
 using down_to_residual_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr down_to_residual_kblock_policy down_to_residual_kblock(const Params& p = {}) {

@@ -68,6 +68,9 @@ using conv1_to_conv2_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootp
 [[maybe_unused]] constexpr conv1_to_conv2_tile_policy conv1_to_conv2_tile(const Params& p = {}) {
   return conv1_to_conv2_tile_policy{conv1_grid(p), conv1_to_conv2_footprint(p), false};
 }
+// kblock: the chosen policy, under its kind's name
+using conv1_to_conv2_kblock_policy = conv1_to_conv2_policy;
+[[maybe_unused]] constexpr conv1_to_conv2_kblock_policy conv1_to_conv2_kblock(const Params& p = {}) { return conv1_to_conv2(p); }
 // alternative row: sound; starts after 38.0 tiles, 532 waits per pass
 using conv1_to_conv2_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr conv1_to_conv2_row_policy conv1_to_conv2_row(const Params& p = {}) {

@@ -63,6 +63,9 @@ using pointwise_to_down_policy = ::baton::TilePolicy<::baton::dsl::AffineFootpri
 [[maybe_unused]] constexpr pointwise_to_down_policy pointwise_to_down(const Params& p = {}) {
   return pointwise_to_down_policy{pointwise_grid(p), pointwise_to_down_footprint(p), false};
 }
+// tile: the chosen policy, under its kind's name
+using pointwise_to_down_tile_policy = pointwise_to_down_policy;
+[[maybe_unused]] constexpr pointwise_to_down_tile_policy pointwise_to_down_tile(const Params& p = {}) { return pointwise_to_down(p); }
 // alternative kblock: sound; starts after 7.6 tiles, 729 waits per pass
 using pointwise_to_down_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr pointwise_to_down_kblock_policy pointwise_to_down_kblock(const Params& p = {}) {

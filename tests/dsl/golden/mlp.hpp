@@ -65,6 +65,9 @@ using gemm1_to_gemm2_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootp
 [[maybe_unused]] constexpr gemm1_to_gemm2_tile_policy gemm1_to_gemm2_tile(const Params& p = {}) {
   return gemm1_to_gemm2_tile_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
 }
+// kblock: the chosen policy, under its kind's name
+using gemm1_to_gemm2_kblock_policy = gemm1_to_gemm2_policy;
+[[maybe_unused]] constexpr gemm1_to_gemm2_kblock_policy gemm1_to_gemm2_kblock(const Params& p = {}) { return gemm1_to_gemm2(p); }
 // alternative row: sound; starts after 48.0 tiles, 96 waits per pass
 using gemm1_to_gemm2_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_row_policy gemm1_to_gemm2_row(const Params& p = {}) {

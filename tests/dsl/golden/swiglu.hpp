@@ -65,6 +65,9 @@ using gate_up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFoot
 [[maybe_unused]] constexpr gate_up_to_down_tile_policy gate_up_to_down_tile(const Params& p = {}) {
   return gate_up_to_down_tile_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
 }
+// kblock: the chosen policy, under its kind's name
+using gate_up_to_down_kblock_policy = gate_up_to_down_policy;
+[[maybe_unused]] constexpr gate_up_to_down_kblock_policy gate_up_to_down_kblock(const Params& p = {}) { return gate_up_to_down(p); }
 // alternative row: sound; starts after 11.0 tiles, 8 waits per pass
 using gate_up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr gate_up_to_down_row_policy gate_up_to_down_row(const Params& p = {}) {

@@ -58,6 +58,9 @@ using produce_to_transpose_policy = ::baton::TilePolicy<::baton::dsl::AffineFoot
 [[maybe_unused]] constexpr produce_to_transpose_policy produce_to_transpose(const Params& p = {}) {
   return produce_to_transpose_policy{produce_grid(p), produce_to_transpose_footprint(p), false};
 }
+// tile: the chosen policy, under its kind's name
+using produce_to_transpose_tile_policy = produce_to_transpose_policy;
+[[maybe_unused]] constexpr produce_to_transpose_tile_policy produce_to_transpose_tile(const Params& p = {}) { return produce_to_transpose(p); }
 // alternative kblock: sound; starts after 1.0 tiles, 48 waits per pass
 using produce_to_transpose_kblock_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
 [[maybe_unused]] constexpr produce_to_transpose_kblock_policy produce_to_transpose_kblock(const Params& p = {}) {
