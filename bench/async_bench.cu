@@ -9,12 +9,20 @@
 //                      measured alone in the same run. baton-pipeline-graph: the K=3 pipeline
 //                      captured once (pipeline::capture, outside the timed loop) and replayed as one
 //                      CUDA graph; each timed rep is launch + stream synchronize.
+//                      link-bound (computed, not timed): chunk 0's H2D and the last D2H at the one-way
+//                      rates, the other N-1 chunks at the measured both-directions-at-once rate.
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
+//                      -stagingT: pipeline_options::staging_threads = T (default 8).
+//   host-copy          the pageable staging alone: pageable -> pinned by a copy_team of T threads.
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
 //                      (baseline) vs co_await in poll and host-callback modes (inline executor);
 //                      poll-spin: the reactor keeps busy-polling while waits are pending
 //                      (reactor_options::spin_iterations = 200000) instead of backing off to sleeps.
+//                      callback-spin: host-callback mode on that latency-tuned reactor (the callback
+//                      was announced, so the reactor spins for its post instead of sleeping).
+//                      cudaLaunchHostFunc (callback mode's baseline): a bare host function that only
+//                      stamps the time: the driver's own latency, under any callback-based waiter.
 //                      Rows with stat=median / stat=p99 in the shape carry that statistic in median_us.
 //   inflight           N tasks, each awaiting 20 tiny kernels in turn on 16 streams: median_us is
 //                      the wall time per completion; completions_per_s in an extra column.
@@ -36,6 +44,7 @@
 #include <atomic>
 #include <thread>
 
+#include "baton/async/copy_team.hpp"
 #include "baton/async/cuda_await.cuh"
 #include "baton/async/executor.hpp"
 #include "baton/async/memory.cuh"
@@ -313,6 +322,16 @@ int main(int argc, char** argv) {
       }, a.reps);
       rows.push_back(make_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
     }
+    // What the PCIe link allows any schedule of these copies (computed from this run's copy rows,
+    // not timed): chunk 0's H2D precedes every D2H and the last chunk's D2H follows every H2D, so
+    // one chunk each way runs alone at the one-direction rate; at best the other N-1 run both ways
+    // at once, at the measured bidirectional rate (the `copy dir=both` row).
+    const double link_bound = (h2d_us + d2h_us) / a.chunks + bench::stats(both).median * (a.chunks - 1) / a.chunks;
+    bench::Row lb = make_row("pipeline", shape, "link-bound (computed)", {link_bound}, pipe_floor, false, true);
+    lb.reps = 0;
+    rows.push_back(lb);
+    std::printf("pipeline: the link's bound for %d chunks is %.0f us = %.3fx the floor\n", a.chunks, link_bound,
+                link_bound / pipe_floor);
   }
   // ---- pipeline, pageable ----
   phase("pipeline (pageable)");
@@ -324,6 +343,29 @@ int main(int argc, char** argv) {
     std::memset(pdst.data(), 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), pdst.data(), preps);
     rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+    for (int t : {4, 16}) {  // pipeline_options::staging_threads (default 8, the row above)
+      std::memset(pdst.data(), 0xFF, bytes);
+      auto p = pipeline::create(pipeline_options{C, 3, t});
+      TRY(p.error());
+      us = time_wall([&] { TRY(p.value().run(psrc.data(), pdst.data(), bytes, f)); }, preps);
+      rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
+                              false, verify(pdst.data())));
+    }
+  }
+
+  // ---- host copies: what staging costs ----
+  // The pageable pipeline's host side: `bytes` from pageable into pinned memory by a copy_team of
+  // T threads (the input staging), alone; GB/s in the extra column.
+  phase("host copies");
+  for (int t : {1, 4, 8, 16}) {
+    copy_team team(t);
+    auto us = time_wall([&] {
+      for (int c = 0; c < a.chunks; ++c) team.copy((char*)hsrc + size_t(c) * C, (const char*)psrc.data() + size_t(c) * C, C);
+    }, std::max(3, a.reps / 5));
+    bench::Row r = make_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
+                            "copy_team pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
+    r.extra = {{"gb_per_s", bench::fmt(double(bytes) / r.median_us / 1e3)}};
+    rows.push_back(r);
   }
 
   // ---- await latency ----
@@ -401,6 +443,32 @@ int main(int argc, char** argv) {
     spin.spin_iterations = 200000;
     auto poll_spin = coro(completion_mode::poll, spin);
     auto cb = coro(completion_mode::host_callback, reactor_options{});
+    auto cb_spin = coro(completion_mode::host_callback, spin);
+    // The mechanism under callback mode: a bare cudaLaunchHostFunc whose function only stamps the
+    // time (what any callback-based waiter pays before it can do anything).
+    std::vector<double> raw_cb;
+    {
+      static std::atomic<long long> stamp{0};
+      for (int i = 1; i <= reps; ++i) {
+        arm(3 * reps + i);
+        stamp.store(0);
+        sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, 3 * reps + i, kernel_ns);
+        TRY(cuda_check(cudaLaunchHostFunc(s1.get(), [](void*) {
+          stamp.store((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count(), std::memory_order_release);
+        }, nullptr), "cudaLaunchHostFunc"));
+        long long t;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while ((t = stamp.load(std::memory_order_acquire)) == 0) {
+          if (std::chrono::steady_clock::now() > give_up) {
+            std::fprintf(stderr, "error: await-latency: the host function did not run within 10 s\n");
+            std::_Exit(3);
+          }
+        }
+        raw_cb.push_back(double(t - flag_time()) / 1e3);
+      }
+      TRY(s1.ref().synchronize());
+    }
     stop = true;
     monitor.join();
     auto pct = [](std::vector<double> v, double q) {
@@ -422,6 +490,8 @@ int main(int argc, char** argv) {
       add("baton-await-poll", poll, false);
       add("baton-await-poll-spin", poll_spin, false);
       add("baton-await-callback", cb, false);
+      add("baton-await-callback-spin", cb_spin, false);
+      add("cudaLaunchHostFunc", raw_cb, false);
     }
     (void)cudaFreeHost(flag);
   }

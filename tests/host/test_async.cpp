@@ -608,6 +608,46 @@ TEST(AsyncReactor, BacksOffWhileAWaitIsPending) {
   EXPECT_TRUE(done.load());
 }
 
+// Callback mode announces its post (expect_post) before handing the callback to CUDA: until the
+// post comes the reactor backs off (spin, yield, timed sleeps) instead of blocking, so a
+// latency-tuned reactor sees it without a wake-up; once it came, the reactor blocks again.
+TEST(AsyncReactor, AnnouncedPostKeepsTheLoopInBackoffThenItBlocksAgain) {
+  thread_pool pool(1);
+  reactor r(async::reactor_options{64, 16, std::chrono::microseconds(1000), std::chrono::microseconds(8)});
+  ASSERT_TRUE(wait_until([&] { return r.stats().idle_waits >= 1; }));  // blocked: nothing to do
+  std::this_thread::sleep_for(5ms);
+  const auto before = r.stats();
+  r.expect_post();
+  std::this_thread::sleep_for(30ms);
+  const auto during = r.stats();
+  EXPECT_EQ(during.idle_waits, before.idle_waits) << "the loop blocked with a post announced";
+  EXPECT_GT(during.sleeps, before.sleeps + 5) << "no timed backoff sleeps while the post was due";
+  EXPECT_GT(during.iterations, before.iterations + 64);
+
+  std::atomic<void*> handle{nullptr};
+  struct park {
+    std::atomic<void*>* slot;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { slot->store(h.address()); }
+    void await_resume() const noexcept {}
+  };
+  std::thread callback([&] {
+    (void)wait_until([&] { return handle.load() != nullptr; });
+    r.post(std::coroutine_handle<>::from_address(handle.load()), pool, /*expected=*/true);
+  });
+  const bool on_pool = async::sync_wait([](std::atomic<void*>& slot, thread_pool& p) -> task<bool> {
+    co_await park{&slot};
+    co_return p.on_worker_thread();
+  }(handle, pool));
+  callback.join();
+  EXPECT_TRUE(on_pool);
+  EXPECT_TRUE(wait_until([&] { return r.stats().idle_waits > during.idle_waits; }))
+      << "the loop kept backing off after the announced post came";
+  const auto after = r.stats();
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(r.stats().sleeps, after.sleeps) << "timed sleeps with nothing due";
+}
+
 struct posted_flag {
   std::atomic<bool> resumed{false};
   std::thread::id on;

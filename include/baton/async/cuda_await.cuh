@@ -92,10 +92,11 @@ class gpu_awaiter {
   void await_suspend(std::coroutine_handle<> h) {
     if (ctx_.mode == completion_mode::host_callback && stream_.get() != nullptr) {
       h_ = h;
+      ctx_.r.expect_post();  // the reactor backs off rather than blocks until the callback posts
       cudaError_t e = cudaLaunchHostFunc(stream_, &gpu_awaiter::callback, this);
       if (e == cudaSuccess) return;
       early_ = cuda_check(e, "cudaLaunchHostFunc").with_context(where(loc_));
-      ctx_.r.post(h, ctx_.ex);
+      ctx_.r.post(h, ctx_.ex, /*expected=*/true);
       return;
     }
     ctx_.r.watch(src_, h, ctx_.ex, out_);
@@ -111,7 +112,7 @@ class gpu_awaiter {
  private:
   static void CUDART_CB callback(void* self) {
     auto* a = static_cast<gpu_awaiter*>(self);
-    a->ctx_.r.post(a->h_, a->ctx_.ex);  // no CUDA calls allowed here
+    a->ctx_.r.post(a->h_, a->ctx_.ex, /*expected=*/true);  // no CUDA calls allowed here
   }
   gpu_context& ctx_;
   stream_ref stream_{};

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <condition_variable>
 #include <deque>
@@ -36,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "baton/async/copy_team.hpp"
 #include "baton/async/graph.cuh"
 #include "baton/async/memory.cuh"
 #include "baton/async/stream.cuh"
@@ -118,6 +120,7 @@ class pipeline {
       staging_out_ = std::move(o.staging_out_);
       staging_ = std::move(o.staging_);
       drain_ = std::move(o.drain_);
+      in_team_ = std::move(o.in_team_);
       opt_ = o.opt_;
       issued_ = std::exchange(o.issued_, 0);
       src_pinned_ = o.src_pinned_;
@@ -305,6 +308,7 @@ class pipeline {
     }
     if (drain_) drain_->stop();
     drain_.reset();
+    in_team_.reset();
     for (void* p : dev_) (void)cudaFree(p);
     dev_.clear();
     staging_in_.clear();
@@ -382,7 +386,7 @@ class pipeline {
   // One thread that waits for each staged output (per-event) and copies it out, in order.
   class drainer {
    public:
-    explicit drainer(int threads) : threads_(threads), th_([this] { loop(); }) {}
+    explicit drainer(int threads) : team_(threads), th_([this] { loop(); }) {}
     ~drainer() { stop(); }
     void push(drain_job j) {
       std::lock_guard<std::mutex> lk(m_);
@@ -415,14 +419,14 @@ class pipeline {
           q_.pop_front();
         }
         status st = cuda_check(cudaEventSynchronize(j.ready), "pipeline: output drain wait");
-        if (st.ok()) parallel_copy_n(j.to, j.from, j.len, threads_);
+        if (st.ok()) team_.copy(j.to, j.from, j.len);
         std::lock_guard<std::mutex> lk(m_);
         if (!st.ok() && err_.ok()) err_ = st;
         done_ = j.seq + 1;
         cv_.notify_all();
       }
     }
-    int threads_;
+    copy_team team_;
     std::mutex m_;
     std::condition_variable cv_;
     std::deque<drain_job> q_;
@@ -432,23 +436,10 @@ class pipeline {
     std::thread th_;
   };
 
-  static void parallel_copy_n(void* dst, const void* src, size_t len, int threads) {
-    const int t = std::max(1, std::min(threads, int(len / (size_t(1) << 20)) + 1));
-    if (t == 1) {
-      std::memcpy(dst, src, len);
-      return;
-    }
-    std::vector<std::thread> th;
-    const size_t per = (len + size_t(t) - 1) / size_t(t);
-    for (int i = 0; i < t; ++i) {
-      size_t o = size_t(i) * per;
-      if (o >= len) break;
-      size_t l = std::min(per, len - o);
-      th.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + o, static_cast<const char*>(src) + o, l); });
-    }
-    for (auto& x : th) x.join();
+  void parallel_copy(void* dst, const void* src, size_t len) {
+    if (!in_team_) in_team_ = std::make_unique<copy_team>(opt_.staging_threads);
+    in_team_->copy(dst, src, len);
   }
-  void parallel_copy(void* dst, const void* src, size_t len) const { parallel_copy_n(dst, src, len, opt_.staging_threads); }
 
   pipeline_options opt_{};
   stream h2d_, compute_, d2h_;
@@ -457,6 +448,7 @@ class pipeline {
   std::unique_ptr<pinned_pool> staging_;
   std::vector<pinned_buffer> staging_in_, staging_out_;
   std::unique_ptr<drainer> drain_;
+  std::unique_ptr<copy_team> in_team_;  // the input staging copies (created at first use)
   size_t issued_ = 0;  // staged output chunks handed to the drain thread, over the pipeline's life
   bool src_pinned_ = false, dst_pinned_ = false;
 };

@@ -12,8 +12,11 @@
 //   spin_iterations busy polls (with a cpu pause) -> yield_iterations std::this_thread::yield()
 //   -> timed sleeps on a condition variable, min_sleep doubling up to max_sleep (~1 ms).
 // Any completion, registration or post resets the backoff to spinning; a registration or post
-// also cuts a sleep short. With nothing registered the thread blocks on the condition variable
-// without a timeout (an idle reactor uses no CPU) until watch(), post() or shutdown.
+// also cuts a sleep short. A post announced with expect_post() (callback mode announces each
+// before cudaLaunchHostFunc) keeps the thread in that backoff too, so a latency-tuned reactor
+// (large spin_iterations) picks the post up without a wake-up. With nothing registered and no
+// post announced the thread blocks on the condition variable without a timeout (an idle reactor
+// uses no CPU) until watch(), expect_post(), post() or shutdown.
 //
 // Shutdown (shutdown() or the destructor): posted handles still run; every registered waiter,
 // and every watch() made after that, completes at once with poll_state::failed and
@@ -111,9 +114,24 @@ class reactor {
     }
   }
 
+  // Announce a post() that will come (callback mode, before handing the callback to CUDA): until
+  // it arrives the loop backs off (spin, yield, timed sleeps) instead of blocking. Pass
+  // expected = true to that post().
+  void expect_post() {
+    expected_posts_.fetch_add(1, std::memory_order_relaxed);
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      has_work_.store(true, std::memory_order_release);
+      wake = sleeping_;
+    }
+    if (wake) cv_.notify_one();
+  }
+
   // Schedule h on ex from any thread (callback mode), promptly: wakes a sleeping reactor. Once
-  // the reactor thread has finished, runs ex.execute(h) on the calling thread.
-  void post(std::coroutine_handle<> h, executor& ex) {
+  // the reactor thread has finished, runs ex.execute(h) on the calling thread. expected: this is
+  // the post an expect_post() announced.
+  void post(std::coroutine_handle<> h, executor& ex, bool expected = false) {
     posted_count_.fetch_add(1, std::memory_order_relaxed);
     bool wake = false;
     bool closed = false;
@@ -125,6 +143,7 @@ class reactor {
         has_work_.store(true, std::memory_order_release);
         wake = sleeping_;
       }
+      if (expected) expected_posts_.fetch_sub(1, std::memory_order_relaxed);  // queued (or closed)
     }
     if (closed) {
       ex.execute(h);
@@ -244,7 +263,7 @@ class reactor {
         sleep_for = opts_.min_sleep;
         continue;
       }
-      if (active.empty()) {
+      if (active.empty() && expected_posts_.load(std::memory_order_relaxed) == 0) {
         std::unique_lock<std::mutex> lk(m_);
         if (!has_work_.load(std::memory_order_relaxed)) {
           ++idle_waits;
@@ -303,6 +322,7 @@ class reactor {
   bool stop_ = false;
   bool closed_ = false;
   bool sleeping_ = false;
+  std::atomic<std::size_t> expected_posts_{0};  // expect_post() minus the expected post()s that came
   std::atomic<bool> has_work_{false};  // incoming_/posted_ non-empty or stop_ (set under m_)
 
   std::atomic<std::uint64_t> polls_{0}, completions_{0}, sleeps_{0}, posted_count_{0}, cancelled_{0}, idle_waits_{0},
