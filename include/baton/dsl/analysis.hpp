@@ -29,6 +29,7 @@
 
 #include "baton/dependency.hpp"
 #include "baton/dsl/affine_footprint.hpp"
+#include "baton/dsl/policy_kinds.hpp"
 #include "baton/dsl/program.hpp"
 #include "baton/footprint.hpp"
 #include "baton/order.hpp"
@@ -106,7 +107,7 @@ struct StageInfo {
 };
 
 struct Candidate {
-  std::string kind;  // tile, kblock, row, row_k, column, column_k, group, group_k
+  std::string kind;  // a PolicyKind's name (policy_kinds.hpp): tile, kblock, row, row_k, ...
   int64_t group_m = 0, group_n = 0;
   std::string footprint = "affine";  // a built-in footprint named by a sync (gemm_a, identity, ...)
   bool sound = true;
@@ -144,10 +145,12 @@ struct Analysis {
 // Policies by name, over any footprint: f(policy).
 template <class F, class Fn>
 auto with_policy(const Candidate& c, Grid producer, const F& fp, Fn&& fn) {
-  if (c.kind == "tile" || c.kind == "kblock") return fn(TilePolicy<F>{producer, fp, c.kind == "kblock"});
-  if (c.kind == "row" || c.kind == "row_k") return fn(RowPolicy<F>{producer, fp, c.kind == "row_k"});
-  if (c.kind == "column" || c.kind == "column_k") return fn(ColumnPolicy<F>{producer, fp, c.kind == "column_k"});
-  return fn(GroupPolicy<F>{producer, fp, int(c.group_m), int(c.group_n), c.kind == "group_k"});
+  const PolicyKind* k = find_policy_kind(c.kind);
+  const bool per_k = k != nullptr && k->per_k;
+  if (k != nullptr && k->family == "tile") return fn(TilePolicy<F>{producer, fp, per_k});
+  if (k != nullptr && k->family == "row") return fn(RowPolicy<F>{producer, fp, per_k});
+  if (k != nullptr && k->family == "column") return fn(ColumnPolicy<F>{producer, fp, per_k});
+  return fn(GroupPolicy<F>{producer, fp, int(c.group_m), int(c.group_n), per_k});
 }
 
 // baton's built-in footprints by name, made from the edge's concrete AffineFootprint (their
@@ -177,12 +180,8 @@ status with_named_footprint(const std::string& name, const AffineFootprint& fp, 
 }
 
 inline std::string describe_policy(const Candidate& c) {
-  if (c.kind == "tile") return "TilePolicy (one semaphore per producer tile, waits once per tile)";
-  if (c.kind == "kblock") return "KBlockPolicy (one semaphore per producer tile, waits per k-block)";
-  if (c.kind == "row") return "RowPolicy (one semaphore per row of producer tiles, waits once per tile)";
-  if (c.kind == "row_k") return "RowPolicy per k-block";
-  if (c.kind == "column") return "ColumnPolicy (one semaphore per column of producer tiles)";
-  if (c.kind == "column_k") return "ColumnPolicy per k-block";
+  const PolicyKind* k = find_policy_kind(c.kind);
+  if (k != nullptr && k->family != "group") return std::string(k->description);
   return "GroupPolicy (one semaphore per " + std::to_string(c.group_m) + "x" + std::to_string(c.group_n) +
          " block of producer tiles" + (c.kind == "group_k" ? ", waits per k-block)" : ")");
 }
@@ -191,9 +190,8 @@ inline std::string candidate_name(const Candidate& c) {
     return "group(" + std::to_string(c.group_m) + "," + std::to_string(c.group_n) + ")" + (c.kind == "group_k" ? " per k" : "") +
            (c.footprint == "affine" ? "" : " @ " + c.footprint);
   const std::string fp = c.footprint == "affine" ? "" : " @ " + c.footprint;
-  if (c.kind == "row_k") return "row per k" + fp;
-  if (c.kind == "column_k") return "column per k" + fp;
-  return c.kind + fp;
+  const PolicyKind* k = find_policy_kind(c.kind);
+  return (k != nullptr ? std::string(k->shown) : c.kind) + fp;
 }
 
 // ---- the analyzer --------------------------------------------------------------------------------
@@ -834,9 +832,10 @@ class Analyzer {
       c.footprint = e.sync->footprint;
       cands.push_back(c);
     } else {
-      for (const char* k : {"tile", "kblock", "row", "row_k", "column", "column_k"}) {
+      for (const PolicyKind& k : kPolicyKinds) {
+        if (!is_candidate_kind(k)) continue;
         Candidate c;
-        c.kind = k;
+        c.kind = std::string(k.name);
         cands.push_back(c);
       }
     }

@@ -39,9 +39,9 @@ inline Program without_syncs(Program p) {
 
 namespace detail {
 inline bool parse_candidate(const std::string& s, Candidate& c) {
-  for (const char* k : {"tile", "kblock", "row", "row_k", "column", "column_k"})
-    if (s == k) {
-      c.kind = k;
+  for (const PolicyKind& k : kPolicyKinds)
+    if (is_candidate_kind(k) && s == k.name) {
+      c.kind = std::string(k.name);
       return true;
     }
   for (const char* k : {"group_k", "group"}) {

@@ -67,19 +67,16 @@ inline std::string footprint_type(const Candidate& c) {
 }
 inline std::string policy_type(const Candidate& c) {
   const std::string F = footprint_type(c);
-  if (c.kind == "kblock") return "::baton::KBlockPolicy<" + F + ">";
-  if (c.kind == "tile") return "::baton::TilePolicy<" + F + ">";
-  if (c.kind == "row" || c.kind == "row_k") return "::baton::RowPolicy<" + F + ">";
-  if (c.kind == "column" || c.kind == "column_k") return "::baton::ColumnPolicy<" + F + ">";
-  return "::baton::GroupPolicy<" + F + ">";
+  const PolicyKind* k = find_policy_kind(c.kind);
+  return "::baton::" + std::string(k != nullptr ? k->type : "GroupPolicy") + "<" + F + ">";
 }
 inline std::string policy_init(const Candidate& c, const std::string& grid, const std::string& fp) {
-  if (c.kind == "kblock") return "{" + grid + ", " + fp + "}";
-  if (c.kind == "tile") return "{" + grid + ", " + fp + ", false}";
-  if (c.kind == "row" || c.kind == "column") return "{" + grid + ", " + fp + ", false}";
-  if (c.kind == "row_k" || c.kind == "column_k") return "{" + grid + ", " + fp + ", true}";
+  const PolicyKind* k = find_policy_kind(c.kind);
+  const bool per_k = k != nullptr && k->per_k;
+  if (k != nullptr && k->type == "KBlockPolicy") return "{" + grid + ", " + fp + "}";  // per k-block by construction
+  if (k != nullptr && k->family != "group") return "{" + grid + ", " + fp + (per_k ? ", true}" : ", false}");
   return "{" + grid + ", " + fp + ", " + std::to_string(c.group_m) + ", " + std::to_string(c.group_n) + ", " +
-         (c.kind == "group_k" ? "true" : "false") + "}";
+         (per_k ? "true" : "false") + "}";
 }
 inline std::string bindings_text(const Analysis& a) {
   std::string s;

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "baton/dsl/policy_kinds.hpp"
 #include "baton/status.hpp"
 
 namespace baton::dsl {
@@ -481,7 +482,7 @@ class Parser {
     const std::string k = peek_().text;
     const Loc kl = peek_().loc;
     ++pos_;
-    if (k == "tile" || k == "kblock" || k == "row" || k == "column") {
+    if (is_sync_kind(k)) {
       d.kind = k;
     } else if (k == "group") {
       d.kind = "group";
@@ -500,7 +501,7 @@ class Parser {
     // `per k` makes row, column and group wait per k-block (kblock is tile per k-block).
     if (accept_("per")) {
       if (!accept_("k")) return expected_("'k' after 'per'");
-      if (d.kind == "tile" || d.kind == "kblock")
+      if (find_policy_kind(d.kind)->family == "tile")
         return error_at_(kl, "'per k' goes with row, column or group ('kblock' is tile per k-block)");
       d.kind += "_k";
     }
