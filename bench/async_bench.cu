@@ -13,6 +13,8 @@
 //                      rates, the other N-1 chunks at the measured both-directions-at-once rate.
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
 //                      -stagingT: pipeline_options::staging_threads = T (default 8).
+//   pipeline-pageable-src  a pageable source into pinned memory (only the input staged); baseline:
+//                      the synchronous pipeline on the same buffers.
 //   host-copy          the pageable staging alone: pageable -> pinned by a copy_team of T threads.
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
@@ -351,6 +353,14 @@ int main(int argc, char** argv) {
       rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
                               false, verify(pdst.data())));
     }
+    // A pageable source into a pinned destination (the issue's "pageable source"): only the input
+    // is staged; the synchronous baseline gets the same buffers.
+    std::memset(hdst, 0xFF, bytes);
+    us = time_wall([&] { sync_pipeline(psrc.data(), hdst); }, preps);
+    rows.push_back(make_row("pipeline-pageable-src", shape, "sync-pageable-src", us, pipe_floor, true, verify(hdst)));
+    std::memset(hdst, 0xFF, bytes);
+    us = pipe_variant(3, psrc.data(), hdst, preps);
+    rows.push_back(make_row("pipeline-pageable-src", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(hdst)));
   }
 
   // ---- host copies: what staging costs ----
