@@ -589,7 +589,7 @@ struct BatonMlp {
     const footprint::GemmA fp = p.fp();  // GEMM2's A on Y's tiles
     auto s1 = chain.add_stage("gemm1", g1, Grouped{p.group_m}, {.reads = {"X", "W1"}, .writes = {"Y"}});
     auto s2 = chain.add_stage("gemm2", g2, Grouped{p.group_m}, {.reads = {"Y", "W2"}, .writes = {"Z"}});
-    auto e = chain.add_edge(s1, s2, make_policy(p, g1, fp), deps::gemm_a(fp, g2));
+    auto e = chain.add_edge(s1, s2, make_policy<P>(p, g1, fp), deps::gemm_a(fp, g2));
     BATON_TRY(chain.validate());  // includes the soundness checker
     BATON_TRY(ws.alloc(chain.workspace_bytes(), "baton workspace"));
     BATON_TRY(initialize_workspace(chain, ws.p, chain.workspace_bytes(), stream));
