@@ -12,7 +12,7 @@
 //                      link-bound (computed, not timed): chunk 0's H2D and the last D2H at the one-way
 //                      rates, the other N-1 chunks at the measured both-directions-at-once rate.
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
-//                      -stagingT: pipeline_options::staging_threads = T (default 8).
+//                      -stagingT: pipeline_options::staging_threads = T (default: one per hardware thread).
 //   pipeline-pageable-src  a pageable source into pinned memory (only the input staged); baseline:
 //                      the synchronous pipeline on the same buffers.
 //   host-copy          the pageable staging alone: pageable -> pinned by a copy_team of T threads.
@@ -295,7 +295,7 @@ int main(int argc, char** argv) {
   };
   compute_fn f = [&](const void* in, void* out, size_t b, stream_ref s) { return launch_transform(in, out, b, s, iters); };
   auto pipe_variant = [&](int K, const float* src, float* dst, int reps) {
-    auto p = pipeline::create(pipeline_options{C, K, 8});
+    auto p = pipeline::create(pipeline_options{C, K});
     TRY(p.error());
     return time_wall([&] { TRY(p.value().run(src, dst, bytes, f)); }, reps);
   };
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
       rows.push_back(make_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
     }
     {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
-      auto p = pipeline::create(pipeline_options{C, 3, 8});
+      auto p = pipeline::create(pipeline_options{C, 3});
       TRY(p.error());
       auto g = p.value().capture(hsrc, hdst, bytes, f, s1.ref());
       TRY(g.error());
@@ -345,7 +345,7 @@ int main(int argc, char** argv) {
     std::memset(pdst.data(), 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), pdst.data(), preps);
     rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
-    for (int t : {4, 16}) {  // pipeline_options::staging_threads (default 8, the row above)
+    for (int t : {4, 8}) {  // pipeline_options::staging_threads (default: hardware threads, the row above)
       std::memset(pdst.data(), 0xFF, bytes);
       auto p = pipeline::create(pipeline_options{C, 3, t});
       TRY(p.error());

@@ -12,6 +12,14 @@
 #define BATON_CUDA_COMPILER 0
 #endif
 
+// Unroll the next loop fully in CUDA builds (device code that must index fixed-size arrays with
+// constants, so they stay in registers); nothing under a host compiler.
+#if defined(__CUDACC__)
+#define BATON_UNROLL _Pragma("unroll")
+#else
+#define BATON_UNROLL
+#endif
+
 // True in the device pass of nvcc only.
 #if defined(__CUDA_ARCH__)
 #define BATON_DEVICE_PASS 1

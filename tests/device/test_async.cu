@@ -195,6 +195,8 @@ TEST_F(Async, PipelineErrorsTravelWithContext) {
   EXPECT_EQ(s.code(), errc::invalid_argument);
   EXPECT_NE(s.message().find("pipeline: compute of chunk 1: kernel rejected the chunk"), std::string::npos) << s.message();
   EXPECT_EQ(pipeline::create(pipeline_options{0, 2, 1}).error().code(), errc::invalid_argument);
+  EXPECT_EQ(pipeline::create(pipeline_options{1 << 20, 2, -1}).error().code(), errc::invalid_argument);
+  EXPECT_TRUE(pipeline::create(pipeline_options{1 << 20, 2, 0}).ok());  // 0: one thread per hardware thread
   // The pipeline is still usable after an error.
   BT_ASSERT_OK(p.value().finish());
   compute_fn ok = [](const void* in, void* out, size_t b, stream_ref s) {

@@ -91,30 +91,46 @@ struct AffineFootprint {
       k /= kext[j];
     }
   }
-  BATON_HOST_DEVICE constexpr TileRect rect(Tile t, int k) const {
-    int kv[kMaxKVars] = {0, 0, 0};
-    k_vars(k, kv);
-    return rect_(t, kv, false);
-  }
-  BATON_HOST_DEVICE constexpr TileRect rect_all(Tile t) const {
-    int kv[kMaxKVars] = {0, 0, 0};
-    return rect_(t, kv, true);
-  }
+  BATON_HOST_DEVICE constexpr TileRect rect(Tile t, int k) const { return rect_(t, k, false); }
+  BATON_HOST_DEVICE constexpr TileRect rect_all(Tile t) const { return rect_(t, 0, true); }
 
  private:
+  // The producer warp calls this before every k-block's loads (and again while it polls), so
+  // every loop runs to its compile-time bound behind a guard (BATON_UNROLL): fields are read at
+  // fixed offsets and the small arrays stay in registers. The first version walked accesses,
+  // dimensions and k-loop variables with runtime bounds and indices (local-memory arrays): the
+  // MLP's per-k-block waits ran 1.4-1.9x slower than with the hand-written GemmA (run 28).
   // all_k: the union over every k-block (the extremes of an affine start lie at the loop ends).
-  BATON_HOST_DEVICE constexpr TileRect rect_(Tile t, const int* kv, bool all_k) const {
+  BATON_HOST_DEVICE constexpr TileRect rect_(Tile t, int k, bool all_k) const {
+    int kv[kMaxKVars] = {0, 0, 0};  // k-block k's loop variables, last fastest
+    if (!all_k) {
+      if (kvars == 1) {
+        kv[0] = k < kext[0] ? k : k % kext[0];
+      } else {
+        BATON_UNROLL
+        for (int j = kMaxKVars - 1; j >= 0; --j)
+          if (j < kvars) {
+            kv[j] = k % kext[j];
+            k /= kext[j];
+          }
+      }
+    }
     TileRect box{};  // empty
     bool any = false;
-    for (int a = 0; a < accesses; ++a) {
-      int lo_i[3] = {0, 0, 0};
-      int hi_i[3] = {producer.m, producer.n, producer.z};
+    BATON_UNROLL
+    for (int a = 0; a < kMaxAccesses; ++a) {
+      if (a >= accesses) break;
+      int m0 = 0, m1 = producer.m, n0 = 0, n1 = producer.n, z0 = 0, z1 = producer.z;
       bool empty = false;
-      for (int d = 0; d < access[a].dims; ++d) {
+      BATON_UNROLL
+      for (int d = 0; d < kMaxDims; ++d) {
+        if (d >= access[a].dims) break;
         const AffineDim& x = access[a].dim[d];
-        const int base = x.cm * t.m + x.cn * t.n + x.cz * t.z + x.c0;
-        int lo = base, hi = base + x.width;
-        for (int j = 0; j < kvars; ++j) {
+        int lo = x.cm * t.m + x.cn * t.n + x.cz * t.z + x.c0;
+        int hi = lo + x.width;
+        BATON_UNROLL
+        for (int j = 0; j < kMaxKVars; ++j) {
+          if (j >= kvars) break;
           if (all_k) {  // the lowest start and the highest end over the k-loop
             const int span = x.ck[j] * (kext[j] - 1);
             lo += span < 0 ? span : 0;
@@ -140,11 +156,19 @@ struct AffineFootprint {
         // Producer index i meets [lo, hi) iff pc*i + p0 < hi and pc*i + p0 + pw > lo.
         const int i0 = detail::floor_div(lo - x.p0 - x.pw, x.pc) + 1;
         const int i1 = detail::floor_div(hi - x.p0 - 1, x.pc) + 1;
-        lo_i[x.axis] = detail::imax(lo_i[x.axis], i0);
-        hi_i[x.axis] = detail::imin(hi_i[x.axis], i1);
+        if (x.axis == 0) {
+          m0 = detail::imax(m0, i0);
+          m1 = detail::imin(m1, i1);
+        } else if (x.axis == 1) {
+          n0 = detail::imax(n0, i0);
+          n1 = detail::imin(n1, i1);
+        } else {
+          z0 = detail::imax(z0, i0);
+          z1 = detail::imin(z1, i1);
+        }
       }
       if (empty) continue;
-      TileRect r{lo_i[0], hi_i[0], lo_i[1], hi_i[1], lo_i[2], hi_i[2]};
+      TileRect r{m0, m1, n0, n1, z0, z1};
       r = r.clipped(producer);
       if (r.empty()) continue;
       if (!any) {
