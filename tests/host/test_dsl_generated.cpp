@@ -41,7 +41,7 @@ TEST(BatoncGenerated, PoliciesAreSoundAtTheDefaults) {
   expect_sound(gemm_row::gemm1_to_gemm2_row(), gemm_row::gemm1_to_gemm2_relation());
   expect_sound(gemm_row::gemm1_to_gemm2_tile(), gemm_row::gemm1_to_gemm2_relation());
   expect_sound(mlp::gemm1_to_gemm2_row(), mlp::gemm1_to_gemm2_relation());
-  static_assert(std::is_same_v<mlp::gemm1_to_gemm2_row_policy, baton::RowPolicy<baton::dsl::AffineFootprint>>);
+  static_assert(std::is_same_v<mlp::gemm1_to_gemm2_row_policy, baton::RowPolicy<baton::footprint::GemmA>>);
 }
 
 TEST(BatoncGenerated, PoliciesFollowTheParameters) {
@@ -57,7 +57,9 @@ TEST(BatoncGenerated, PoliciesFollowTheParameters) {
   c.W = 17;
   expect_sound(conv3x3::conv1_to_conv2(c), conv3x3::conv1_to_conv2_relation(c));
   // The generated types are the ones batonc chose (see the .explain files).
-  static_assert(std::is_same_v<gemm_row::gemm1_to_gemm2_policy, baton::KBlockPolicy<baton::dsl::AffineFootprint>>);
+  // GEMM-shaped edges are lowered to footprint::GemmA; the others keep dsl::AffineFootprint.
+  static_assert(std::is_same_v<gemm_row::gemm1_to_gemm2_policy, baton::KBlockPolicy<baton::footprint::GemmA>>);
+  static_assert(std::is_same_v<conv3x3::conv1_to_conv2_policy, baton::KBlockPolicy<baton::dsl::AffineFootprint>>);
   static_assert(std::is_same_v<transposed::produce_to_transpose_policy, baton::TilePolicy<baton::dsl::AffineFootprint>>);
   static_assert(std::is_same_v<grouping::produce_to_reduce_policy, baton::GroupPolicy<baton::dsl::AffineFootprint>>);
   // Stage types wire the policies: chain3's middle stage waits on one edge and posts for the next.

@@ -84,7 +84,7 @@ TEST(OpsMlpGeneratedPolicies, TheWrongEdgesPolicyIsRejected) {
   ASSERT_TRUE(plan.ok());
   auto gelu = ops::mlp_gen::gelu_up_to_gelu_down_kblock(params(s));
   EXPECT_NE(check(gelu, s, plan.value()).find("producer grid"), std::string::npos);
-  gelu.producer = gelu.footprint.producer = plan.value().gemm1;
+  gelu.producer = plan.value().gemm1;
   const std::string why = check(gelu, s, plan.value());
   EXPECT_NE(why, "");
   EXPECT_NE(why.find("gemm1 -> gemm2"), std::string::npos) << why;

@@ -107,6 +107,9 @@ inline std::string explain(const Analysis& a) {
                   : "  why: sound for every binding; consumers start after " + detail::fmt(c.start_tiles) +
                         " producer tile(s) on average, the earliest of the sound candidates; then the fewest waits (" +
                         std::to_string(c.waits) + " per pass)" + (c.over_sync ? "" : ", no over-synchronization") + "\n";
+    if (c.lowered)
+      out += "  footprint: " + detail::footprint_type(c).substr(2) +
+             " (the maps have its form at every binding; cheaper on the device than the generic dsl::AffineFootprint)\n";
     out += "  candidate         sound  start-tiles  waits/pass  over-sync\n";
     for (const Candidate& x : e.candidates) {
       char line[200];
@@ -236,7 +239,7 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
              std::to_string(x.waits) + " waits per pass\n";
         h += "using " + alt + "_policy = " + detail::policy_type(x) + ";\n";
         h += "[[maybe_unused]] constexpr " + alt + "_policy " + alt + "(const Params& p = {}) {\n  return " + alt + "_policy" +
-             detail::policy_init(x, ps.name + "_grid(p)", id + "_footprint(p)") + ";\n}\n";
+             detail::policy_init(x, ps.name + "_grid(p)", policy_fp) + ";\n}\n";
       }
     h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::from_footprint(" +
          ps.name + "_grid(p), " + cs.name + "_grid(p), " + id + "_footprint(p), \"" + e.label + " (" + e.tensors + ")\");\n}\n";

@@ -111,8 +111,11 @@ static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN
 // The op's policies are generated: batonc compiles mlp.baton (next to this header: both chains as
 // the DSL describes them) into mlp_policies.hpp, proving every candidate sound for the parameter
 // sets it lists; Chain::validate proves the chosen one again, before any launch, against the
-// kernel's own relation (deps::gemm_a). GeLU and SwiGLU edges share the types (their footprints'
-// values differ). HandKBlock / HandRow are the hand-written equivalents the bench compares them with.
+// kernel's own relation (deps::gemm_a). batonc lowers these GEMM-shaped edges to footprint::GemmA
+// (its generic dsl::AffineFootprint measured 1.3-1.7x slower MLPs with per-k-block waits), so the
+// types are those a hand-written policy would have; the values (tile sizes, extents) come from
+// the DSL. GeLU and SwiGLU edges share the types. HandKBlock / HandRow: the hand-written policies
+// the bench compares them with (sm90::gemm_a_footprint).
 using KBlock = mlp_gen::gelu_up_to_gelu_down_kblock_policy;  // per-k-block waits
 using Row = mlp_gen::gelu_up_to_gelu_down_row_policy;        // one wait per row of GEMM1 tiles
 static_assert(std::is_same_v<KBlock, mlp_gen::swiglu_up_to_swiglu_down_kblock_policy> &&

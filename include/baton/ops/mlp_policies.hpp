@@ -80,43 +80,48 @@ inline constexpr ::baton::RowMajor swiglu_down_order{};
   f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 128, 0, 128, p.F};
   return f;
 }
-using gelu_up_to_gelu_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr ::baton::footprint::GemmA gelu_up_to_gelu_down_policy_footprint(const Params& p = {}) {
+  (void)p;
+  return ::baton::footprint::GemmA{p.M, p.F, 128, 128, 128, 64};
+}
+using gelu_up_to_gelu_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_policy gelu_up_to_gelu_down(const Params& p = {}) {
-  return gelu_up_to_gelu_down_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p)};
+  return gelu_up_to_gelu_down_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p)};
 }
 // alternative tile: sound; starts after 22.0 tiles, 704 waits per pass
-using gelu_up_to_gelu_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+using gelu_up_to_gelu_down_tile_policy = ::baton::TilePolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_tile_policy gelu_up_to_gelu_down_tile(const Params& p = {}) {
-  return gelu_up_to_gelu_down_tile_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p), false};
+  return gelu_up_to_gelu_down_tile_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p), false};
 }
 // kblock: the chosen policy, under its kind's name
 using gelu_up_to_gelu_down_kblock_policy = gelu_up_to_gelu_down_policy;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_kblock_policy gelu_up_to_gelu_down_kblock(const Params& p = {}) { return gelu_up_to_gelu_down(p); }
 // alternative row: sound; starts after 22.0 tiles, 32 waits per pass
-using gelu_up_to_gelu_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gelu_up_to_gelu_down_row_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_row_policy gelu_up_to_gelu_down_row(const Params& p = {}) {
-  return gelu_up_to_gelu_down_row_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p), false};
+  return gelu_up_to_gelu_down_row_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p), false};
 }
 // alternative row per k: sound; starts after 22.0 tiles, 1376 waits per pass
-using gelu_up_to_gelu_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gelu_up_to_gelu_down_row_k_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_row_k_policy gelu_up_to_gelu_down_row_k(const Params& p = {}) {
-  return gelu_up_to_gelu_down_row_k_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p), true};
+  return gelu_up_to_gelu_down_row_k_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p), true};
 }
 // alternative column: sound; starts after 22.0 tiles, 704 waits per pass
-using gelu_up_to_gelu_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gelu_up_to_gelu_down_column_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_column_policy gelu_up_to_gelu_down_column(const Params& p = {}) {
-  return gelu_up_to_gelu_down_column_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p), false};
+  return gelu_up_to_gelu_down_column_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p), false};
 }
 // alternative column per k: sound; starts after 1.0 tiles, 1376 waits per pass
-using gelu_up_to_gelu_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gelu_up_to_gelu_down_column_k_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_column_k_policy gelu_up_to_gelu_down_column_k(const Params& p = {}) {
-  return gelu_up_to_gelu_down_column_k_policy{gelu_up_grid(p), gelu_up_to_gelu_down_footprint(p), true};
+  return gelu_up_to_gelu_down_column_k_policy{gelu_up_grid(p), gelu_up_to_gelu_down_policy_footprint(p), true};
 }
 inline ::baton::DependencyRelation gelu_up_to_gelu_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(gelu_up_grid(p), gelu_down_grid(p), gelu_up_to_gelu_down_footprint(p), "gelu_up -> gelu_down (Y)");
 }
 static_assert(::baton::SyncPolicy<gelu_up_to_gelu_down_policy>);
 static_assert(gelu_up_to_gelu_down_footprint().invalid_reason() == nullptr, "gelu_up -> gelu_down: invalid footprint");
+static_assert(gelu_up_to_gelu_down_policy_footprint().invalid_reason() == nullptr, "gelu_up -> gelu_down: invalid GemmA");
 static_assert(gelu_up_to_gelu_down().k_blocks() == gelu_down_k_blocks(), "gelu_up -> gelu_down: k-blocks differ");
 static_assert(gelu_up_to_gelu_down().producer_grid() == gelu_up_grid(), "gelu_up -> gelu_down: grids differ");
 
@@ -134,43 +139,48 @@ static_assert(gelu_up_to_gelu_down().producer_grid() == gelu_up_grid(), "gelu_up
   f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 64, 0, 64, p.F};
   return f;
 }
-using swiglu_up_to_swiglu_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr ::baton::footprint::GemmA swiglu_up_to_swiglu_down_policy_footprint(const Params& p = {}) {
+  (void)p;
+  return ::baton::footprint::GemmA{p.M, p.F, 128, 64, 128, 64};
+}
+using swiglu_up_to_swiglu_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_policy swiglu_up_to_swiglu_down(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p)};
+  return swiglu_up_to_swiglu_down_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p)};
 }
 // alternative tile: sound; starts after 43.0 tiles, 1376 waits per pass
-using swiglu_up_to_swiglu_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+using swiglu_up_to_swiglu_down_tile_policy = ::baton::TilePolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_tile_policy swiglu_up_to_swiglu_down_tile(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_tile_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p), false};
+  return swiglu_up_to_swiglu_down_tile_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p), false};
 }
 // kblock: the chosen policy, under its kind's name
 using swiglu_up_to_swiglu_down_kblock_policy = swiglu_up_to_swiglu_down_policy;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_kblock_policy swiglu_up_to_swiglu_down_kblock(const Params& p = {}) { return swiglu_up_to_swiglu_down(p); }
 // alternative row: sound; starts after 43.0 tiles, 32 waits per pass
-using swiglu_up_to_swiglu_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using swiglu_up_to_swiglu_down_row_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_row_policy swiglu_up_to_swiglu_down_row(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_row_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p), false};
+  return swiglu_up_to_swiglu_down_row_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p), false};
 }
 // alternative row per k: sound; starts after 43.0 tiles, 1376 waits per pass
-using swiglu_up_to_swiglu_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using swiglu_up_to_swiglu_down_row_k_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_row_k_policy swiglu_up_to_swiglu_down_row_k(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_row_k_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p), true};
+  return swiglu_up_to_swiglu_down_row_k_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p), true};
 }
 // alternative column: sound; starts after 43.0 tiles, 1376 waits per pass
-using swiglu_up_to_swiglu_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using swiglu_up_to_swiglu_down_column_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_column_policy swiglu_up_to_swiglu_down_column(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_column_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p), false};
+  return swiglu_up_to_swiglu_down_column_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p), false};
 }
 // alternative column per k: sound; starts after 1.0 tiles, 1376 waits per pass
-using swiglu_up_to_swiglu_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using swiglu_up_to_swiglu_down_column_k_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_column_k_policy swiglu_up_to_swiglu_down_column_k(const Params& p = {}) {
-  return swiglu_up_to_swiglu_down_column_k_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_footprint(p), true};
+  return swiglu_up_to_swiglu_down_column_k_policy{swiglu_up_grid(p), swiglu_up_to_swiglu_down_policy_footprint(p), true};
 }
 inline ::baton::DependencyRelation swiglu_up_to_swiglu_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(swiglu_up_grid(p), swiglu_down_grid(p), swiglu_up_to_swiglu_down_footprint(p), "swiglu_up -> swiglu_down (Ys)");
 }
 static_assert(::baton::SyncPolicy<swiglu_up_to_swiglu_down_policy>);
 static_assert(swiglu_up_to_swiglu_down_footprint().invalid_reason() == nullptr, "swiglu_up -> swiglu_down: invalid footprint");
+static_assert(swiglu_up_to_swiglu_down_policy_footprint().invalid_reason() == nullptr, "swiglu_up -> swiglu_down: invalid GemmA");
 static_assert(swiglu_up_to_swiglu_down().k_blocks() == swiglu_down_k_blocks(), "swiglu_up -> swiglu_down: k-blocks differ");
 static_assert(swiglu_up_to_swiglu_down().producer_grid() == swiglu_up_grid(), "swiglu_up -> swiglu_down: grids differ");
 

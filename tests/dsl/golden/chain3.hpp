@@ -68,43 +68,48 @@ inline constexpr ::baton::RowMajor residual_order{};
   f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 128, 0, 128, p.F};
   return f;
 }
-using up_to_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr ::baton::footprint::GemmA up_to_down_policy_footprint(const Params& p = {}) {
+  (void)p;
+  return ::baton::footprint::GemmA{p.M, p.F, 128, 128, 128, 64};
+}
+using up_to_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_policy up_to_down(const Params& p = {}) {
-  return up_to_down_policy{up_grid(p), up_to_down_footprint(p)};
+  return up_to_down_policy{up_grid(p), up_to_down_policy_footprint(p)};
 }
 // alternative tile: sound; starts after 8.0 tiles, 96 waits per pass
-using up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+using up_to_down_tile_policy = ::baton::TilePolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_tile_policy up_to_down_tile(const Params& p = {}) {
-  return up_to_down_tile_policy{up_grid(p), up_to_down_footprint(p), false};
+  return up_to_down_tile_policy{up_grid(p), up_to_down_policy_footprint(p), false};
 }
 // kblock: the chosen policy, under its kind's name
 using up_to_down_kblock_policy = up_to_down_policy;
 [[maybe_unused]] constexpr up_to_down_kblock_policy up_to_down_kblock(const Params& p = {}) { return up_to_down(p); }
 // alternative row: sound; starts after 8.0 tiles, 12 waits per pass
-using up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using up_to_down_row_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_row_policy up_to_down_row(const Params& p = {}) {
-  return up_to_down_row_policy{up_grid(p), up_to_down_footprint(p), false};
+  return up_to_down_row_policy{up_grid(p), up_to_down_policy_footprint(p), false};
 }
 // alternative row per k: sound; starts after 8.0 tiles, 192 waits per pass
-using up_to_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using up_to_down_row_k_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_row_k_policy up_to_down_row_k(const Params& p = {}) {
-  return up_to_down_row_k_policy{up_grid(p), up_to_down_footprint(p), true};
+  return up_to_down_row_k_policy{up_grid(p), up_to_down_policy_footprint(p), true};
 }
 // alternative column: sound; starts after 24.0 tiles, 96 waits per pass
-using up_to_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using up_to_down_column_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_column_policy up_to_down_column(const Params& p = {}) {
-  return up_to_down_column_policy{up_grid(p), up_to_down_footprint(p), false};
+  return up_to_down_column_policy{up_grid(p), up_to_down_policy_footprint(p), false};
 }
 // alternative column per k: sound; starts after 3.0 tiles, 192 waits per pass
-using up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr up_to_down_column_k_policy up_to_down_column_k(const Params& p = {}) {
-  return up_to_down_column_k_policy{up_grid(p), up_to_down_footprint(p), true};
+  return up_to_down_column_k_policy{up_grid(p), up_to_down_policy_footprint(p), true};
 }
 inline ::baton::DependencyRelation up_to_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(up_grid(p), down_grid(p), up_to_down_footprint(p), "up -> down (Y)");
 }
 static_assert(::baton::SyncPolicy<up_to_down_policy>);
 static_assert(up_to_down_footprint().invalid_reason() == nullptr, "up -> down: invalid footprint");
+static_assert(up_to_down_policy_footprint().invalid_reason() == nullptr, "up -> down: invalid GemmA");
 static_assert(up_to_down().k_blocks() == down_k_blocks(), "up -> down: k-blocks differ");
 static_assert(up_to_down().producer_grid() == up_grid(), "up -> down: grids differ");
 

@@ -56,43 +56,48 @@ inline constexpr ::baton::RowMajor gemm2_order{};
   f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 128, 0, 128, p.F};
   return f;
 }
-using gemm1_to_gemm2_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr ::baton::footprint::GemmA gemm1_to_gemm2_policy_footprint(const Params& p = {}) {
+  (void)p;
+  return ::baton::footprint::GemmA{p.M, p.F, 128, 128, 128, 64};
+}
+using gemm1_to_gemm2_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_policy gemm1_to_gemm2(const Params& p = {}) {
-  return gemm1_to_gemm2_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p)};
+  return gemm1_to_gemm2_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p)};
 }
 // alternative tile: sound; starts after 4.0 tiles, 64 waits per pass
-using gemm1_to_gemm2_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+using gemm1_to_gemm2_tile_policy = ::baton::TilePolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_tile_policy gemm1_to_gemm2_tile(const Params& p = {}) {
-  return gemm1_to_gemm2_tile_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+  return gemm1_to_gemm2_tile_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p), false};
 }
 // kblock: the chosen policy, under its kind's name
 using gemm1_to_gemm2_kblock_policy = gemm1_to_gemm2_policy;
 [[maybe_unused]] constexpr gemm1_to_gemm2_kblock_policy gemm1_to_gemm2_kblock(const Params& p = {}) { return gemm1_to_gemm2(p); }
 // alternative row: sound; starts after 4.0 tiles, 16 waits per pass
-using gemm1_to_gemm2_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gemm1_to_gemm2_row_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_row_policy gemm1_to_gemm2_row(const Params& p = {}) {
-  return gemm1_to_gemm2_row_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+  return gemm1_to_gemm2_row_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p), false};
 }
 // alternative row per k: sound; starts after 4.0 tiles, 128 waits per pass
-using gemm1_to_gemm2_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gemm1_to_gemm2_row_k_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_row_k_policy gemm1_to_gemm2_row_k(const Params& p = {}) {
-  return gemm1_to_gemm2_row_k_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), true};
+  return gemm1_to_gemm2_row_k_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p), true};
 }
 // alternative column: sound; starts after 8.0 tiles, 64 waits per pass
-using gemm1_to_gemm2_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gemm1_to_gemm2_column_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_column_policy gemm1_to_gemm2_column(const Params& p = {}) {
-  return gemm1_to_gemm2_column_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), false};
+  return gemm1_to_gemm2_column_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p), false};
 }
 // alternative column per k: sound; starts after 2.0 tiles, 128 waits per pass
-using gemm1_to_gemm2_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gemm1_to_gemm2_column_k_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gemm1_to_gemm2_column_k_policy gemm1_to_gemm2_column_k(const Params& p = {}) {
-  return gemm1_to_gemm2_column_k_policy{gemm1_grid(p), gemm1_to_gemm2_footprint(p), true};
+  return gemm1_to_gemm2_column_k_policy{gemm1_grid(p), gemm1_to_gemm2_policy_footprint(p), true};
 }
 inline ::baton::DependencyRelation gemm1_to_gemm2_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(gemm1_grid(p), gemm2_grid(p), gemm1_to_gemm2_footprint(p), "gemm1 -> gemm2 (Y)");
 }
 static_assert(::baton::SyncPolicy<gemm1_to_gemm2_policy>);
 static_assert(gemm1_to_gemm2_footprint().invalid_reason() == nullptr, "gemm1 -> gemm2: invalid footprint");
+static_assert(gemm1_to_gemm2_policy_footprint().invalid_reason() == nullptr, "gemm1 -> gemm2: invalid GemmA");
 static_assert(gemm1_to_gemm2().k_blocks() == gemm2_k_blocks(), "gemm1 -> gemm2: k-blocks differ");
 static_assert(gemm1_to_gemm2().producer_grid() == gemm1_grid(), "gemm1 -> gemm2: grids differ");
 

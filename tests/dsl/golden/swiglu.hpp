@@ -56,43 +56,48 @@ inline constexpr ::baton::RowMajor down_order{};
   f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 64, 0, 64, p.F};
   return f;
 }
-using gate_up_to_down_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+[[maybe_unused]] constexpr ::baton::footprint::GemmA gate_up_to_down_policy_footprint(const Params& p = {}) {
+  (void)p;
+  return ::baton::footprint::GemmA{p.M, p.F, 128, 64, 128, 64};
+}
+using gate_up_to_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_policy gate_up_to_down(const Params& p = {}) {
-  return gate_up_to_down_policy{gate_up_grid(p), gate_up_to_down_footprint(p)};
+  return gate_up_to_down_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p)};
 }
 // alternative tile: sound; starts after 11.0 tiles, 88 waits per pass
-using gate_up_to_down_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+using gate_up_to_down_tile_policy = ::baton::TilePolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_tile_policy gate_up_to_down_tile(const Params& p = {}) {
-  return gate_up_to_down_tile_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+  return gate_up_to_down_tile_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p), false};
 }
 // kblock: the chosen policy, under its kind's name
 using gate_up_to_down_kblock_policy = gate_up_to_down_policy;
 [[maybe_unused]] constexpr gate_up_to_down_kblock_policy gate_up_to_down_kblock(const Params& p = {}) { return gate_up_to_down(p); }
 // alternative row: sound; starts after 11.0 tiles, 8 waits per pass
-using gate_up_to_down_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gate_up_to_down_row_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_row_policy gate_up_to_down_row(const Params& p = {}) {
-  return gate_up_to_down_row_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+  return gate_up_to_down_row_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p), false};
 }
 // alternative row per k: sound; starts after 11.0 tiles, 88 waits per pass
-using gate_up_to_down_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using gate_up_to_down_row_k_policy = ::baton::RowPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_row_k_policy gate_up_to_down_row_k(const Params& p = {}) {
-  return gate_up_to_down_row_k_policy{gate_up_grid(p), gate_up_to_down_footprint(p), true};
+  return gate_up_to_down_row_k_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p), true};
 }
 // alternative column: sound; starts after 11.0 tiles, 88 waits per pass
-using gate_up_to_down_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gate_up_to_down_column_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_column_policy gate_up_to_down_column(const Params& p = {}) {
-  return gate_up_to_down_column_policy{gate_up_grid(p), gate_up_to_down_footprint(p), false};
+  return gate_up_to_down_column_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p), false};
 }
 // alternative column per k: sound; starts after 1.0 tiles, 88 waits per pass
-using gate_up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+using gate_up_to_down_column_k_policy = ::baton::ColumnPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gate_up_to_down_column_k_policy gate_up_to_down_column_k(const Params& p = {}) {
-  return gate_up_to_down_column_k_policy{gate_up_grid(p), gate_up_to_down_footprint(p), true};
+  return gate_up_to_down_column_k_policy{gate_up_grid(p), gate_up_to_down_policy_footprint(p), true};
 }
 inline ::baton::DependencyRelation gate_up_to_down_relation(const Params& p = {}) {
   return ::baton::deps::from_footprint(gate_up_grid(p), down_grid(p), gate_up_to_down_footprint(p), "gate_up -> down (Y)");
 }
 static_assert(::baton::SyncPolicy<gate_up_to_down_policy>);
 static_assert(gate_up_to_down_footprint().invalid_reason() == nullptr, "gate_up -> down: invalid footprint");
+static_assert(gate_up_to_down_policy_footprint().invalid_reason() == nullptr, "gate_up -> down: invalid GemmA");
 static_assert(gate_up_to_down().k_blocks() == down_k_blocks(), "gate_up -> down: k-blocks differ");
 static_assert(gate_up_to_down().producer_grid() == gate_up_grid(), "gate_up -> down: grids differ");
 
