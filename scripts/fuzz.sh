@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt install clang)"; exit 2; }
+mkdir -p build
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DBATON_ENABLE_CUDA=OFF -DBATON_BUILD_TESTS=OFF -DBATON_BUILD_BENCH=OFF -DBATON_BUILD_EXAMPLES=OFF \
   -DBATON_BUILD_TOOLS=OFF -DBATON_BUILD_FUZZERS=ON > build/fuzz-configure.log 2>&1 || { cat build/fuzz-configure.log; exit 1; }
