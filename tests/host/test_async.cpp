@@ -608,6 +608,15 @@ TEST(AsyncReactor, BacksOffWhileAWaitIsPending) {
   EXPECT_TRUE(done.load());
 }
 
+// Suspends a coroutine and hands its handle to another thread (which post()s it), like a
+// cudaLaunchHostFunc callback would.
+struct park {
+  std::atomic<void*>* slot;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const noexcept { slot->store(h.address()); }
+  void await_resume() const noexcept {}
+};
+
 // Callback mode announces its post (expect_post) before handing the callback to CUDA: until the
 // post comes the reactor backs off (spin, yield, timed sleeps) instead of blocking, so a
 // latency-tuned reactor sees it without a wake-up; once it came, the reactor blocks again.
@@ -625,12 +634,6 @@ TEST(AsyncReactor, AnnouncedPostKeepsTheLoopInBackoffThenItBlocksAgain) {
   EXPECT_GT(during.iterations, before.iterations + 64);
 
   std::atomic<void*> handle{nullptr};
-  struct park {
-    std::atomic<void*>* slot;
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) const noexcept { slot->store(h.address()); }
-    void await_resume() const noexcept {}
-  };
   std::thread callback([&] {
     (void)wait_until([&] { return handle.load() != nullptr; });
     r.post(std::coroutine_handle<>::from_address(handle.load()), pool, /*expected=*/true);
@@ -658,12 +661,6 @@ TEST(AsyncReactor, PostFromForeignThreadResumesOnTheExecutor) {
   reactor r;
   // Raw post(): a coroutine suspends, a foreign thread posts its handle.
   std::atomic<void*> handle{nullptr};
-  struct park {
-    std::atomic<void*>* slot;
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) const noexcept { slot->store(h.address()); }
-    void await_resume() const noexcept {}
-  };
   std::thread foreign([&] {
     (void)wait_until([&] { return handle.load() != nullptr; });
     r.post(std::coroutine_handle<>::from_address(handle.load()), pool);
