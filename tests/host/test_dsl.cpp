@@ -108,6 +108,38 @@ TEST(Batonc, ChoosesTheEarliestStartThenTheFewestWaits) {
   EXPECT_EQ(pick("grouping"), std::vector<std::string>{"group(2,4)"});
 }
 
+// Edges of GEMM form are proven and emitted over footprint::GemmA; the others, and GEMM-like edges
+// whose grids have a z extent (GemmA maps consumer z to producer z), keep dsl::AffineFootprint.
+TEST(Batonc, LowersGemmShapedEdgesToGemmAOnly) {
+  auto footprints = [](const std::string& src) {
+    auto prog = parse("inline.baton", src);
+    EXPECT_TRUE(prog.ok()) << prog.error().to_string();
+    auto a = analyze(std::move(prog.value()));
+    EXPECT_TRUE(a.ok()) << a.error().to_string();
+    std::vector<std::string> out;
+    for (const EdgeInfo& e : a.value().edges) out.push_back(e.candidates[size_t(e.chosen)].footprint);
+    return out;
+  };
+  const std::string gemm = R"(param M = 256
+tensor Y[M, 512]
+tensor Z[M, 256]
+stage p { grid m < cdiv(M, 128), n < 4
+  tile 128 x 128 x 64
+  writes Y[m*128 +: 128, n*128 +: 128] }
+stage c { grid m < cdiv(M, 128), n < 2
+  tile 128 x 128 x 64
+  k kb < 8
+  reads Y[m*128 +: 128, kb*64 +: 64]
+  writes Z[m*128 +: 128, n*128 +: 128] }
+)";
+  EXPECT_EQ(footprints(gemm), std::vector<std::string>{"gemm_a"});
+  // The same consumer over 3 batches (z) that all read the one Y: sound over the affine maps only.
+  std::string batched = gemm;
+  batched.replace(batched.find("n < 2"), 5, "n < 2, z < 3");
+  EXPECT_EQ(footprints(batched), std::vector<std::string>{"affine"});
+  EXPECT_EQ(footprints(slurp(kDslDir / "golden" / "conv3x3.baton")), std::vector<std::string>{"affine"});
+}
+
 TEST(Batonc, EveryCandidateReportedSoundIsSoundAndTheOthersAreNot) {
   for (const auto& p : files(kDslDir / "golden", ".baton")) {
     SCOPED_TRACE(p.string());

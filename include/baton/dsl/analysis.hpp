@@ -823,11 +823,14 @@ class Analyzer {
     return " (with " + s + ")";
   }
 
-  // Does the edge have GemmA's form at every binding?
+  // Does the edge have GemmA's form at every binding? (GemmA maps consumer tile z to producer
+  // tile z, so both grids must be flat in z.)
   bool gemm_form_(const EdgeInfo& e) {
     for (const Binding& b : a_.bindings) {
       AffineFootprint fp;
-      if (!footprint(a_, e, b, fp).ok()) return false;
+      Grid cg;
+      if (!footprint(a_, e, b, fp).ok() || !grid(a_.program, a_.stages[size_t(e.consumer)], b, cg).ok()) return false;
+      if (fp.producer.z != 1 || cg.z != 1) return false;
       if (!with_named_footprint("gemm_a", fp, e.label, [](const auto&) { return status{}; }).ok()) return false;
     }
     return true;
