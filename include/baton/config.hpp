@@ -12,9 +12,9 @@
 #define BATON_CUDA_COMPILER 0
 #endif
 
-// Unroll the next loop fully in CUDA builds (device code that must index fixed-size arrays with
-// constants, so they stay in registers); nothing under a host compiler.
-#if defined(__CUDACC__)
+// Unroll the next loop fully in the device pass (device code that must index fixed-size arrays
+// with constants, so they stay in registers); nothing for host compilers (g++ warns on the pragma).
+#if defined(__CUDA_ARCH__)
 #define BATON_UNROLL _Pragma("unroll")
 #else
 #define BATON_UNROLL
