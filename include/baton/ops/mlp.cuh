@@ -112,7 +112,7 @@ static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN
 // the DSL describes them) into mlp_policies.hpp, proving every candidate sound for the parameter
 // sets it lists; Chain::validate proves the chosen one again, before any launch, against the
 // kernel's own relation (deps::gemm_a). batonc lowers these GEMM-shaped edges to footprint::GemmA
-// (its generic dsl::AffineFootprint measured 1.3-1.7x slower MLPs with per-k-block waits), so the
+// (its generic dsl::AffineFootprint measured 1.2-1.9x slower MLPs with per-k-block waits), so the
 // types are those a hand-written policy would have; the values (tile sizes, extents) come from
 // the DSL. GeLU and SwiGLU edges share the types. HandKBlock / HandRow: the hand-written policies
 // the bench compares them with (sm90::gemm_a_footprint).
