@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Builds the device tests, benchmarks and examples (Release, sm_90a) and stages the binaries in
 # .device/bin, the folder the device run carries to the GPU machine.
+#   BATON_JOBS=N          parallel compile jobs (default: the machine's cores, capped at one job per
+#                         3 GiB of memory: a CUTLASS sm90 instantiation takes about 3 GB)
+#   BATON_CUTLASS_DIR=D   a CUTLASS 4.2 tree (D/include, D/tools/util/include) instead of pip (offline machines)
+#   GTEST_ROOT=D          GoogleTest under D/include, D/lib when it is not installed system-wide
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-cmake --preset default
-cmake --build --preset default -j "${BATON_JOBS:-2}" --target baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_gemm_tests baton_ops_tests baton_bench_mlp
+default_jobs() {
+  local cores mem_gb
+  cores=$(nproc 2>/dev/null || echo 2)
+  mem_gb=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 6)
+  local by_mem=$((mem_gb / 3))
+  [ "$by_mem" -lt 1 ] && by_mem=1
+  echo $((cores < by_mem ? cores : by_mem))
+}
+jobs="${BATON_JOBS:-$(default_jobs)}"
+extra=()
+[ -n "${BATON_CUTLASS_DIR:-}" ] && extra+=("-DBATON_CUTLASS_DIR=$(realpath "$BATON_CUTLASS_DIR")")
+[ -n "${GTEST_ROOT:-}" ] && extra+=("-DGTEST_ROOT=$(realpath "$GTEST_ROOT")")
+echo "build_device: $jobs jobs"
+cmake --preset default "${extra[@]}"
+cmake --build --preset default -j "$jobs" --target baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_gemm_tests baton_ops_tests baton_bench_mlp
 rm -rf .device/bin && mkdir -p .device/bin
 cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp .device/bin/
 cp scripts/plot_timeline.py scripts/plot_bench.py .device/bin/

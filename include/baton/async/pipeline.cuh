@@ -1,7 +1,9 @@
 // baton/async/pipeline.cuh — N chunks through host→device copy, compute, device→host copy with K
 // device buffers, on three streams with events between the stages.
 //
-//   chunk i uses slot i % K.  h2d stream:     wait compute_done[slot] (chunk i-K read its input),
+//   chunk i uses slot i % K, where i counts every chunk the pipeline has issued, across calls
+//   (slot_ledger), so a call's first chunks wait for the previous call's last ones.
+//                             h2d stream:     wait compute_done[slot] (chunk i-K read its input),
 //                                             copy chunk i in, record h2d_done[slot]
 //                             compute stream: wait h2d_done[slot] and d2h_done[slot] (chunk i-K's
 //                                             output left), compute, record compute_done[slot]
@@ -40,6 +42,7 @@
 #include "baton/async/copy_team.hpp"
 #include "baton/async/graph.cuh"
 #include "baton/async/memory.cuh"
+#include "baton/async/slot_ledger.hpp"
 #include "baton/async/stream.cuh"
 #include "baton/status.hpp"
 
@@ -128,9 +131,7 @@ class pipeline {
       drain_ = std::move(o.drain_);
       in_team_ = std::move(o.in_team_);
       opt_ = o.opt_;
-      issued_ = std::exchange(o.issued_, 0);
-      src_pinned_ = o.src_pinned_;
-      dst_pinned_ = o.dst_pinned_;
+      slots_ = std::exchange(o.slots_, slot_ledger{});
     }
     return *this;
   }
@@ -164,6 +165,7 @@ class pipeline {
       p.dev_.push_back(d);
     }
     p.staging_ = std::make_unique<pinned_pool>(o.chunk_bytes, size_t(2 * o.buffers));
+    p.slots_ = slot_ledger(o.buffers);
     return result<pipeline>(std::move(p));
   }
 
@@ -175,33 +177,24 @@ class pipeline {
   // Pushes `bytes` from `src` through the pipeline into `dst`. Returns once every chunk is
   // enqueued; with a pageable `src` the calling thread does the staging copies as slots free up.
   // `after` (optional) is an event the first copies wait for. Then call finish() (or await
-  // done_event()) before reading `dst`. May be mixed freely with replays of captured graphs
-  // (pipeline_graph::launch orders them on the GPU).
+  // done_event()) before reading `dst`. Any sequence of enqueue() calls, replays of captured
+  // graphs (pipeline_graph::launch orders them on the GPU) and finish() is safe: a slot's next
+  // user waits for its previous user whichever call issued it (slot_ledger), on the GPU for
+  // device slots and on the host only where a pageable buffer's staging slab is reused.
   [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const compute_fn& f, cudaEvent_t after = nullptr) {
     if (!h2d_.get()) return status(errc::invalid_argument, "pipeline: not created (use pipeline::create)");
     if ((src == nullptr || dst == nullptr) && bytes > 0) return status(errc::invalid_argument, "pipeline: null buffer");
     if (!f) return status(errc::invalid_argument, "pipeline: empty compute function");
-    BATON_TRY(drain_pending_outputs());
-    src_pinned_ = is_pinned(src);
-    dst_pinned_ = is_pinned(dst);
-    const int K = opt_.buffers;
-    const size_t C = opt_.chunk_bytes;
+    const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
     if (after) {
       BATON_TRY(h2d_.ref().wait(after));
     }
-    staging_in_.clear();
-    staging_out_.clear();
-    for (int k = 0; k < K && !src_pinned_; ++k) {
-      auto b = staging_->acquire(C);
-      if (!b.ok()) return b.error();
-      staging_in_.push_back(std::move(b.value()));
-    }
-    for (int k = 0; k < K && !dst_pinned_; ++k) {
-      auto b = staging_->acquire(C);
-      if (!b.ok()) return b.error();
-      staging_out_.push_back(std::move(b.value()));
-    }
-    BATON_TRY(enqueue_chunks(src, dst, bytes, f, ev_.data(), src_pinned_, dst_pinned_));
+    // Staging slabs are taken once and kept: the ledger's waits cover them across calls, whereas
+    // slabs handed back to the pool between calls could come back in another slot order while
+    // the previous call's copies still use them.
+    if (!src_pinned) BATON_TRY(take_staging_(staging_in_));
+    if (!dst_pinned) BATON_TRY(take_staging_(staging_out_));
+    BATON_TRY(enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned));
     BATON_TRY(cuda_check(cudaEventRecord(done_event(), d2h_.get()), "cudaEventRecord"));
     return {};
   }
@@ -263,7 +256,11 @@ class pipeline {
         st = stream_ref(side[joined]).wait(fork).with_context("pipeline::capture: fork");
         if (st.ok()) ++joined;
       }
-      if (st.ok()) st = enqueue_chunks(src, dst, bytes, f, ev.data(), true, true);
+      // The graph's own slot sequence: every replay runs after all of the pipeline's earlier
+      // work and before its later work (pipeline_graph::launch), so inside the graph only the
+      // graph's own chunks share slots.
+      slot_ledger graph_slots(opt_.buffers);
+      if (st.ok()) st = enqueue_chunks(src, dst, bytes, f, ev.data(), graph_slots, true, true);
       if (st.ok()) return join();
       // Failed mid-capture: rejoin what joined (best effort — an invalidated capture refuses
       // this too) so that ending the capture releases every stream; async::capture then ends it,
@@ -327,26 +324,41 @@ class pipeline {
     d2h_ = stream();
   }
 
-  // The chunk loop of enqueue() and capture() (see the top of this file), with stage events `ev`.
-  // With both buffers pinned it is pure stream work — copies, the compute function, event records
-  // and waits — which is what makes it capturable; the staging branches (host copies, host waits,
-  // the drain thread) are enqueue()-only and need staging_in_/staging_out_ acquired.
+  status take_staging_(std::vector<pinned_buffer>& slabs) {
+    while (slabs.size() < size_t(opt_.buffers)) {
+      auto b = staging_->acquire(opt_.chunk_bytes);
+      if (!b.ok()) return b.error().with_context("pipeline: staging slabs");
+      slabs.push_back(std::move(b.value()));
+    }
+    return {};
+  }
+
+  // The chunk loop of enqueue() and capture() (see the top of this file), with stage events `ev`
+  // and the slot sequence `ledger` (the pipeline's own for enqueue(), a fresh one for a graph).
+  // A chunk whose slot was used before waits for that previous user: the H2D for its compute
+  // (which read the input slot), the compute for its D2H (which read the output slot); the
+  // previous user's events are the slot's latest records because each stage's records of one
+  // slot happen in sequence order on one stream. With both buffers pinned it is pure stream work
+  // — copies, the compute function, event records and waits — which is what makes it
+  // capturable; the staging branches (host copies, host waits, the drain thread) are
+  // enqueue()-only and need staging_in_/staging_out_ acquired.
   [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const compute_fn& f, const event* ev,
-                                      bool src_pinned, bool dst_pinned) {
+                                      slot_ledger& ledger, bool src_pinned, bool dst_pinned) {
     const int K = opt_.buffers;
     const size_t C = opt_.chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
-    const size_t first_seq = issued_;  // sequence number of this call's chunk 0 (staged outputs)
     for (size_t i = 0; i < n; ++i) {
-      const int slot = int(i % size_t(K));
+      const slot_ledger::chunk c = ledger.next();
+      const int slot = c.slot;
       const size_t off = i * C, len = std::min(C, bytes - off);
       void* din = dev_[size_t(slot)];
       void* dout = dev_[size_t(K + slot)];
-      const bool reuse = i >= size_t(K);
+      const bool reuse = c.reuses();
       // ---- host -> device
       if (reuse) BATON_TRY(h2d_.ref().wait(compute_done(ev, slot)));
       const void* from = static_cast<const char*>(src) + off;
       if (!src_pinned) {
+        // The slab's last H2D (the slot's latest h2d_done record) must be done before it is rewritten.
         if (reuse) BATON_TRY(cuda_check(cudaEventSynchronize(h2d_done(ev, slot)), "pipeline: staging slot wait"));
         parallel_copy(staging_in_[size_t(slot)].data(), from, len);
         from = staging_in_[size_t(slot)].data();
@@ -362,47 +374,53 @@ class pipeline {
       BATON_TRY(d2h_.ref().wait(compute_done(ev, slot)));
       char* to = static_cast<char*>(dst) + off;
       if (!dst_pinned) {
-        if (reuse) BATON_TRY(wait_drained(first_seq + i - size_t(K) + 1));  // chunk i-K left the slab
+        // The drain job that last read this slot's output slab (any earlier call's) has copied it out.
+        BATON_TRY(wait_drained(ledger.drain_ticket(slot)));
         BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, len, cudaMemcpyDeviceToHost, d2h_.get()),
                              "pipeline: D2H"));
       } else {
         BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
       }
       BATON_TRY(cuda_check(cudaEventRecord(d2h_done(ev, slot), d2h_.get()), "cudaEventRecord"));
-      if (!dst_pinned) queue_drain(d2h_done(ev, slot), slot, issued_++, to, len);
+      if (!dst_pinned) ledger.set_drain_ticket(slot, queue_drain(d2h_done(ev, slot), slot, to, len));
     }
     return {};
   }
 
-  // Queue chunk `seq`'s staged output (ready once `ready` completes) for the drain thread.
-  void queue_drain(cudaEvent_t ready, int slot, size_t seq, char* to, size_t len) {
+  // Queues a staged output (ready once `ready` completes) for the drain thread; returns its
+  // ticket (1-based, in push order).
+  uint64_t queue_drain(cudaEvent_t ready, int slot, char* to, size_t len) {
     if (!drain_) drain_ = std::make_unique<drainer>(staging_threads_());
-    drain_->push(drain_job{ready, staging_out_[size_t(slot)].data(), to, len, seq});
+    return drain_->push(drain_job{ready, staging_out_[size_t(slot)].data(), to, len});
   }
-  // Blocks until the drain thread has copied out every chunk with sequence number < `seq`.
-  status wait_drained(size_t seq) { return drain_ ? drain_->wait_until(seq) : status{}; }
-  status drain_pending_outputs() { return wait_drained(issued_); }
+  // Blocks until the drain thread has finished the first `ticket` jobs (0: returns at once).
+  status wait_drained(uint64_t ticket) { return drain_ && ticket ? drain_->wait_until(ticket) : status{}; }
+  status drain_pending_outputs() { return drain_ ? drain_->wait_until(drain_->pushed()) : status{}; }
 
   struct drain_job {
     cudaEvent_t ready;  // the chunk's D2H into its staging slab
     const void* from;
     char* to;
     size_t len;
-    size_t seq;
   };
   // One thread that waits for each staged output (per-event) and copies it out, in order.
   class drainer {
    public:
     explicit drainer(int threads) : team_(threads), th_([this] { loop(); }) {}
     ~drainer() { stop(); }
-    void push(drain_job j) {
+    uint64_t push(drain_job j) {
       std::lock_guard<std::mutex> lk(m_);
       q_.push_back(j);
       cv_.notify_all();
+      return ++pushed_;
     }
-    status wait_until(size_t seq) {
+    uint64_t pushed() {
+      std::lock_guard<std::mutex> lk(m_);
+      return pushed_;
+    }
+    status wait_until(uint64_t ticket) {
       std::unique_lock<std::mutex> lk(m_);
-      cv_.wait(lk, [&] { return done_ >= seq || !err_.ok(); });
+      cv_.wait(lk, [&] { return done_ >= ticket || !err_.ok(); });
       return err_;
     }
     void stop() {
@@ -429,7 +447,7 @@ class pipeline {
         if (st.ok()) team_.copy(j.to, j.from, j.len);
         std::lock_guard<std::mutex> lk(m_);
         if (!st.ok() && err_.ok()) err_ = st;
-        done_ = j.seq + 1;
+        ++done_;
         cv_.notify_all();
       }
     }
@@ -437,7 +455,7 @@ class pipeline {
     std::mutex m_;
     std::condition_variable cv_;
     std::deque<drain_job> q_;
-    size_t done_ = 0;
+    uint64_t pushed_ = 0, done_ = 0;  // jobs pushed / finished, in order
     bool stop_ = false;
     status err_;
     std::thread th_;
@@ -460,8 +478,7 @@ class pipeline {
   std::vector<pinned_buffer> staging_in_, staging_out_;
   std::unique_ptr<drainer> drain_;
   std::unique_ptr<copy_team> in_team_;  // the input staging copies (created at first use)
-  size_t issued_ = 0;  // staged output chunks handed to the drain thread, over the pipeline's life
-  bool src_pinned_ = false, dst_pinned_ = false;
+  slot_ledger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
 };
 
 }  // namespace baton::async
