@@ -102,6 +102,7 @@ struct Args {
   int cta_pairs = 0;           // baton-auto's MlpOptions::cta_pairs (0: off, the op's default; tuning tries it)
   int pdl = -1;                // baton-auto's MlpOptions::pdl (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
+  int sync_overhead = 0;       // 1: only the wait path's cost, GEMM2 with every semaphore posted (sync-overhead-*)
   int reps = 50;
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
@@ -117,7 +118,7 @@ void usage() {
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
       "                       [--swap-gemm1 0|1] [--cta-pairs 0|1] [--pdl auto|0|1]\n"
-      "                       [--breakdown 0|1] [--reps R]\n"
+      "                       [--breakdown 0|1] [--sync-overhead 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
@@ -147,6 +148,10 @@ void usage() {
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
       "                       its own, and write DIR/<workload>-breakdown.csv: chain = GEMM1 + GEMM2 + rest\n"
       "                       (rest: what the chain costs beyond its GEMMs run alone; default 1)\n"
+      "  --sync-overhead 0|1  instead of the chains: GEMM2 alone with every semaphore it waits on already posted\n"
+      "                       (GEMM1 run first for every epoch GEMM2 will wait on), per policy (kblock, row),\n"
+      "                       against the same GEMM2 without waits: the wait path's pure cost. Writes\n"
+      "                       DIR/sync-overhead-<preset>.csv and .json (default 0)\n"
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
@@ -233,6 +238,8 @@ bool parse(int argc, char** argv, Args& a) {
       else if (!int_opt(0, 1, a.pdl)) return false;
     } else if (k == "--breakdown") {
       if (!int_opt(0, 1, a.breakdown)) return false;
+    } else if (k == "--sync-overhead") {
+      if (!int_opt(0, 1, a.sync_overhead)) return false;
     } else if (k == "--split-k") {
       const std::string sk = v;
       if (sk == "auto") {
@@ -938,6 +945,98 @@ bool wanted(const Ctx& c, const std::string& v) {
   return std::find(c.args.variants.begin(), c.args.variants.end(), v) != c.args.variants.end();
 }
 
+// One stage launched alone, without PDL (after everything before it on `s`).
+[[nodiscard]] status launch_alone(const StageLaunch& l, cudaStream_t s) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = l.grid;
+  cfg.blockDim = l.block;
+  cfg.dynamicSmemBytes = l.smem;
+  cfg.stream = s;
+  return cuda_status(l.launch(cfg), "launching a stage alone");
+}
+
+// Z's sampled rows against the reference (after whatever last wrote Z).
+[[nodiscard]] status check_z(Ctx& c, const Problem& p, const std::vector<int>& rows,
+                             const std::vector<std::vector<double>>& ref, Check& out) {
+  std::vector<bf16> z(size_t(p.m) * p.h);
+  BATON_CUDA_TRY(cudaMemcpy(z.data(), p.z, z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  out = Check{};
+  for (const bf16& e : z) out.nonfinite += !std::isfinite(float(e));
+  double num = 0, den = 0;
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (int j = 0; j < p.h; ++j) {
+      const double g = double(float(z[size_t(rows[r]) * p.h + j])), e = ref[r][size_t(j)];
+      if (std::isfinite(g)) num += (g - e) * (g - e);
+      den += e * e;
+    }
+  out.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  out.ok = out.nonfinite == 0 && out.rel_err < 1e-2;
+  return {};
+}
+
+// The wait path's pure cost (BENCHMARKS.md, "Sync overhead"): GEMM2 alone, in a graph of
+// --iters-per-graph launches, with every semaphore it waits on already posted, against the same
+// GEMM2 (same tiles, split-K, order) without waits. GEMM1 of the policy's chain runs first once for
+// every epoch GEMM2 will wait on, so no wait ever blocks: what remains is the sync warp, the
+// horizon checks and the proxy fences.
+[[nodiscard]] status sync_overhead_shape(Ctx& c, Problem& p, const std::string& shape, const std::vector<int>& sample,
+                                         const std::vector<std::vector<double>>& ref, std::vector<bench::Row>& rows) {
+  PlainMlp plain;
+  BATON_TRY(plain.build(p, c.stream).with_context("plain chain"));
+  BatonMlp<HandKBlock> kblock;
+  BatonMlp<HandRow> row;
+  BATON_TRY(kblock.build(p, c.stream).with_context("kblock chain"));
+  BATON_TRY(row.build(p, c.stream).with_context("row chain"));
+  const int epochs = (c.args.warmup + c.args.reps) * c.args.iters + 1;  // GEMM2 launches: the check + timing
+  struct Case {
+    const char* name;
+    const char* policy;
+    const StageLaunch* gemm1;  // null: no waits
+    const StageLaunch* gemm2;
+    std::function<status()> errors;
+  };
+  const Case cases[] = {
+      {"gemm2-nowait", "none", nullptr, &plain.serial[1], [] { return status{}; }},
+      {"gemm2-kblock-posted", "kblock", &kblock.launches[0], &kblock.launches[1], [&] { return kblock.errors(c.stream); }},
+      {"gemm2-row-posted", "row", &row.launches[0], &row.launches[1], [&] { return row.errors(c.stream); }},
+  };
+  for (const Case& k : cases) {
+    if (k.gemm1)
+      for (int e = 0; e < epochs; ++e) BATON_TRY(launch_alone(*k.gemm1, c.stream));
+    BATON_CUDA_TRY(cudaMemsetAsync(p.z, 0xFF, size_t(p.m) * p.h * sizeof(bf16), c.stream));
+    BATON_TRY(launch_alone(*k.gemm2, c.stream));
+    BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+    BATON_TRY(k.errors());
+    Check chk;
+    BATON_TRY(check_z(c, p, sample, ref, chk));
+    Variant v;
+    v.name = k.name;
+    v.baseline = k.gemm1 == nullptr;
+    v.policy = k.policy;
+    v.enqueue = [&c, &k] { return launch_alone(*k.gemm2, c.stream); };
+    v.errors = k.errors;
+    std::vector<double> us;
+    BATON_TRY(time_variant(c, v, us).with_context(std::string("timing ") + k.name));
+    std::sort(us.begin(), us.end());
+    bench::Row r;
+    r.workload = "sync-overhead";
+    r.shape = shape + ";act=" + (p.swiglu ? "swiglu" : "gelu");
+    r.variant = k.name;
+    r.median_us = us[us.size() / 2];
+    r.min_us = us.front();
+    r.max_us = us.back();
+    r.reps = int(us.size());
+    r.baseline = v.baseline;
+    r.correct = chk.ok;
+    r.extra = {{"policy", k.policy}, {"split2", std::to_string(p.split2)}, {"k_blocks2", std::to_string(ceil_div(p.f, Config2::tile_k))},
+               {"rel_err", std::to_string(chk.rel_err)}};
+    std::printf("[m=%d] %-20s %9.2f us (min %.2f, max %.2f)%s\n", p.m, k.name, r.median_us, r.min_us, r.max_us,
+                chk.ok ? "" : "  INCORRECT");
+    rows.push_back(r);
+  }
+  return {};
+}
+
 // Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.
 bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<BreakdownRow>& parts) {
   Problem p{m, c.args.hidden, c.args.ffn, c.dx, c.dw1, c.dw2, c.dy, c.dz};
@@ -990,6 +1089,14 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                 "tile order Grouped{%d}\n",
                 m, tm.tm_hour, tm.tm_min, tm.tm_sec, ms, (long long)g1.size(), p.split1, (long long)g2.size(), p.split2,
                 c.args.split1 > 0 ? "--split-k" : "choose_split_k", p.group_m);
+  }
+  if (c.args.sync_overhead) {
+    const status st = sync_overhead_shape(c, p, shape, sample, ref, rows);
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: [m=%d] sync overhead: %s\n", m, st.to_string().c_str());
+      if (st.code() == errc::cuda_error && cudaStreamSynchronize(c.stream) != cudaSuccess) return false;
+    }
+    return true;
   }
   ops::MlpOptions plan_opts;
   plan_opts.split1 = c.args.split1;
@@ -1337,6 +1444,7 @@ int main(int argc, char** argv) {
 
   std::vector<bench::Row> rows;
   std::vector<BreakdownRow> parts;
+  if (c.args.sync_overhead) c.workload = "sync-overhead-" + c.workload.substr(4);  // mlp-gpt3 -> sync-overhead-gpt3
   const std::string out = c.args.out_dir + "/" + c.workload;
   bool fatal = false;
   for (int m : c.args.ms) {

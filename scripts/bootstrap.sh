@@ -24,7 +24,8 @@ if [ "$need_cmake" = 1 ] || ! command -v ninja >/dev/null 2>&1; then
   fi
 fi
 if [ -x "$tools/bin/cmake" ]; then export PATH="$tools/bin:$PATH"; export PYTHONPATH="$tools/py${PYTHONPATH:+:$PYTHONPATH}"; fi
-if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ]; then
-  echo "bootstrap: GoogleTest headers not found; install them with: apt-get install -y libgtest-dev" >&2
+if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ] &&
+   { [ -z "${GTEST_ROOT:-}" ] || [ ! -f "$GTEST_ROOT/include/gtest/gtest.h" ]; }; then
+  echo "bootstrap: GoogleTest headers not found; install them with: apt-get install -y libgtest-dev (or set GTEST_ROOT)" >&2
   exit 1
 fi

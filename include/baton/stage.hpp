@@ -125,6 +125,26 @@ struct WaitSite {
   uint32_t epoch = 0;
 };
 
+// A wait at `site` timed out having seen `seen` of `target`: claims the chain's error record once,
+// fills it, then publishes the code that makes every other wait bail.
+BATON_HOST_DEVICE void report_watchdog(const WaitSite& site, uint32_t target, uint32_t seen) {
+  if (!site.error) return;
+  if (device::cas_relaxed_gpu(&site.error->claim, 0u, 1u) == 0u) {
+    ErrorRecord* e = site.error;
+    e->stage = site.stage;
+    e->tile_m = site.tile.m;
+    e->tile_n = site.tile.n;
+    e->tile_z = site.tile.z;
+    e->k_block = site.k_block;
+    e->edge = site.edge;
+    e->semaphore = site.sem;
+    e->expected = target;
+    e->seen = seen;
+    e->epoch = site.epoch;
+    device::store_release_gpu(&e->code, uint32_t(device_error::watchdog));
+  }
+}
+
 // Spin until *sem >= target (mod 2^32) with acquire semantics. Returns false if the chain's
 // error record is set (by another wait's watchdog or by the host) or this wait's watchdog fires.
 BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const WaitSite& site) {
@@ -139,21 +159,7 @@ BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const Wait
     if ((spins & 7) == 0 && site.error) {
       if (device::load_relaxed_gpu(&site.error->code) != 0) return false;
       if (site.watchdog_ns && device::global_timer_ns() - start > site.watchdog_ns) {
-        // Claim the record once, fill it, then publish the code that makes every other wait bail.
-        if (device::cas_relaxed_gpu(&site.error->claim, 0u, 1u) == 0u) {
-          ErrorRecord* e = site.error;
-          e->stage = site.stage;
-          e->tile_m = site.tile.m;
-          e->tile_n = site.tile.n;
-          e->tile_z = site.tile.z;
-          e->k_block = site.k_block;
-          e->edge = site.edge;
-          e->semaphore = site.sem;
-          e->expected = target;
-          e->seen = v;
-          e->epoch = site.epoch;
-          device::store_release_gpu(&e->code, uint32_t(device_error::watchdog));
-        }
+        report_watchdog(site, target, v);
         return false;
       }
     }

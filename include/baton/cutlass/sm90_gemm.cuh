@@ -286,6 +286,7 @@ struct GemmKernel {
     alignas(16) Assignment assignment;  // the tile, broadcast from the thread that took the ticket
     uint32_t split_part;                // this CTA's part of the tile's k range (split-K)
     uint32_t split_last;                // split-K: this CTA arrived last and finishes the tile
+    HorizonWord horizon;                // the sync warp's horizon, read by the load warp (waiting stages)
     struct TensorStorage : cute::aligned_struct<128, cute::_1> {
       typename Epilogue::TensorStorage epilogue;
       typename Mainloop::TensorStorage mainloop;
@@ -351,6 +352,7 @@ struct GemmKernel {
       if constexpr (kClusterN > 1) shared_storage.assignment = pair_assignment_(stage, uint32_t(params.split_k), &part);
       else shared_storage.assignment = stage.acquire_tile_leader(uint32_t(params.split_k), &part);
       shared_storage.split_part = part;
+      shared_storage.horizon = HorizonWord{};
     }
 
     typename MainloopPipeline::Params mainloop_pipeline_params;
@@ -416,7 +418,7 @@ struct GemmKernel {
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
         if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
         if constexpr (StageT::num_inputs > 0) {
-          StageInputWaits<StageT> waiter{&stage, assignment, k_begin};
+          HorizonWaits waiter{&shared_storage.horizon.ready};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
                                    shared_storage.pipelines.mainloop, waiter);
@@ -439,6 +441,12 @@ struct GemmKernel {
         if (params.next_weights.k_blocks > 0) prefetch_next_weights_(params.next_weights, int(threadIdx.x % 32));
         mainloop_pipe_producer_state.advance(k_tile_count);
         collective_mainloop.load_tail(mainloop_pipeline, mainloop_pipe_producer_state);
+      } else if (producer_warp_role == ProducerWarpRole::Warp1) {
+        // The sync warp: every semaphore wait of the tile, published as a horizon the load warp
+        // compares k-blocks with (baton/horizon.hpp).
+        if constexpr (StageT::num_inputs > 0)
+          run_sync_lanes<1>(HorizonTile<StageT>{&stage, assignment, k_begin, k_tile_count}, &shared_storage.horizon,
+                            int(threadIdx.x % 32));
       }
     } else if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1) {
       ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();

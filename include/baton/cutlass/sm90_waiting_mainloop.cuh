@@ -1,20 +1,22 @@
 // baton/cutlass/sm90_waiting_mainloop.cuh — a CUTLASS 4.2 sm90 TMA warp-specialized mainloop
-// whose producer warp waits on baton semaphores per k-block before it loads A.
+// whose producer warp loads A(k) only once a baton horizon says k-block k may be read.
 //
 //   using Mainloop = baton::sm90::WaitingMainloop<CollectiveMma<MainloopSm90TmaGmmaWarpSpecialized<...>, ...>>;
 //
 // Everything but load() is the CUTLASS collective (Params, to_underlying_arguments, load_init,
 // mma, mma_tail, load_tail). load() takes two more arguments: the pipeline's shared storage (to
-// test a slot without blocking) and an input waiter (StageInputWaits below, or NoInputWaits).
+// test a slot without blocking) and an input waiter: baton::HorizonWaits (baton/horizon.hpp; the
+// kernel's sync warp makes the semaphore waits and publishes the horizon), GridDependencyWaits
+// or NoInputWaits.
 //
 // Order of operations in the elected producer thread, per k-block k:
 //   1. B (weights, not produced by the chain) is issued first. While A(k) is not ready, B runs
-//      ahead into every pipeline slot that is already free, up to a whole pipeline.
-//   2. Wait for A(k): ld.acquire.gpu on the semaphores of the policy (a non-blocking check first,
-//      then baton::Stage::wait_leader with its watchdog), then fence.proxy.async.global: the TMA
-//      (async proxy) read of A must see what the acquire made visible to this thread (generic
-//      proxy). Waits already seen satisfied in this tile are not reloaded, and a k-block with no
-//      new acquire needs no new fence (the earlier one precedes every later TMA of this thread).
+//      ahead into every pipeline slot that is free, up to a whole pipeline: the weights never
+//      wait for the activations.
+//   2. A(k) ready: with HorizonWaits a compare of k with the horizon last read (a shared-memory
+//      load only when k reaches it), and one fence.proxy.async.global per horizon advance: the
+//      TMA (async proxy) read of A must see what the sync warp's acquires made visible (generic
+//      proxy). No semaphore load, no footprint arithmetic on this thread.
 //   3. TMA-load A(k) into the same slot; its mbarrier was armed for A+B bytes when the slot was
 //      acquired, so the MMA warps see the slot full only when both have landed.
 //
@@ -37,15 +39,14 @@
 #include <cutlass/pipeline/pipeline.hpp>
 
 #include "baton/device/flags.hpp"
-#include "baton/footprint.hpp"
-#include "baton/policy.hpp"
-#include "baton/stage.hpp"
+#include "baton/horizon.hpp"
 
 namespace baton::sm90 {
 
 // A stage with no inputs: every k-block is ready, nothing to fence.
 struct NoInputWaits {
   static constexpr bool enabled = false;
+  static constexpr bool cheap_poll = false;
   CUTLASS_DEVICE bool ready(int) { return true; }
   CUTLASS_DEVICE void wait(int) {}
   CUTLASS_DEVICE void fence_for_tma_reads() {}
@@ -59,6 +60,7 @@ struct NoInputWaits {
 // visible to this grid's loads, TMA included (CUTLASS issues its TMA right after it too).
 struct GridDependencyWaits {
   static constexpr bool enabled = true;
+  static constexpr bool cheap_poll = false;  // griddepcontrol.wait blocks once; nothing to poll
   bool done = false;
   CUTLASS_DEVICE bool ready(int) { return done; }
   CUTLASS_DEVICE void wait(int) {
@@ -66,102 +68,7 @@ struct GridDependencyWaits {
     done = true;
   }
   CUTLASS_DEVICE void fence_for_tma_reads() {}
-};
-
-namespace detail {
-template <class P>
-concept k_local_policy = requires(P const& p) {
-  { p.footprint } -> std::convertible_to<footprint::GemmA>;
-  { p.per_k_block } -> std::convertible_to<bool>;
-};
-// Does a CTA that starts at k-block k_begin > 0 (split-K) also have to make the policy's waits of
-// k-blocks [0, k_begin)? A policy's waits for k-block k cover every later k-block, so in general
-// yes. Per-k-block policies over a GemmA footprint wait at k exactly for the producer tiles that
-// k-block k reads (footprint.rect(t, k)), so they do not.
-template <class P>
-CUTLASS_DEVICE bool needs_prefix_waits(P const& p) {
-  if constexpr (k_local_policy<P>) return !p.per_k_block;
-  else return true;
-}
-}  // namespace detail
-
-// The inputs of a baton Stage, for the tile `assignment` took, from k-block k_begin on (0, or
-// the first k-block of this CTA's split-K part). The mainloop calls ready/wait with k-blocks
-// relative to k_begin. One thread uses it (the elected lane of the producer warp), so it may
-// keep state.
-template <class StageT>
-struct StageInputWaits {
-  static constexpr bool enabled = StageT::num_inputs > 0;
-  static constexpr int num_inputs = StageT::num_inputs;
-  const StageT* stage = nullptr;
-  Assignment assignment{};
-  int k_begin = 0;
-  bool failed = false;         // a wait bailed out (watchdog or chain error): stop waiting, drain the tile
-  bool fence_pending = false;  // an acquire happened since the last proxy fence
-  // Per input, the last semaphore seen satisfied (index + 1, 0: none) and its target. A
-  // satisfied wait stays satisfied, and consecutive k-blocks usually wait on the same producer
-  // tile (two 64-wide k-blocks per 128-wide tile): this halves the acquire round trips on the
-  // TMA issue path.
-  int cached_sem[num_inputs > 0 ? num_inputs : 1] = {};
-  uint32_t cached_target[num_inputs > 0 ? num_inputs : 1] = {};
-
-  // Non-blocking: are all of k-block k's waits already satisfied? (acquire loads, no spinning)
-  CUTLASS_DEVICE bool ready(int k) {
-    if (failed) return true;
-    return ready_(k, std::make_integer_sequence<int, num_inputs>{});
-  }
-  // Blocking: spin (with backoff and the stage's watchdog) until k-block k may be read.
-  CUTLASS_DEVICE void wait(int k) {
-    if (!failed) wait_(k, std::make_integer_sequence<int, num_inputs>{});
-    fence_pending = true;
-  }
-  // After the acquires, before the TMA (async proxy) reads what they published. One fence
-  // covers every later TMA read of this thread, so k-blocks with no new acquire skip it.
-  CUTLASS_DEVICE void fence_for_tma_reads() {
-    if (fence_pending) device::fence_proxy_async_global();
-    fence_pending = false;
-  }
-
- private:
-  // The absolute k-blocks whose waits input I makes before local k-block k.
-  template <int I>
-  CUTLASS_DEVICE int first_k_(int k) const {
-    if (k != 0 || k_begin == 0) return k_begin + k;
-    return detail::needs_prefix_waits(baton::detail::get<I>(stage->in).policy) ? 0 : k_begin;
-  }
-  template <int... I>
-  CUTLASS_DEVICE bool ready_(int k, std::integer_sequence<int, I...>) {
-    return (input_ready_<I>(k) && ...);
-  }
-  template <int I>
-  CUTLASS_DEVICE bool input_ready_(int k) {
-    for (int kk = first_k_<I>(k); kk <= k_begin + k; ++kk)
-      if (!input_ready_at_<I>(kk)) return false;
-    return true;
-  }
-  template <int I>
-  CUTLASS_DEVICE bool input_ready_at_(int k) {
-    const auto& e = baton::detail::get<I>(stage->in);
-    const Assignment& a = assignment;
-    return e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
-      const uint32_t target = a.epoch * w.per_epoch + w.count;
-      if (cached_sem[I] == w.sem + 1 && cached_target[I] == target) return true;
-      if (int32_t(device::load_acquire_gpu(e.sems + w.sem) - target) < 0) return false;  // same compare as wait_geq
-      cached_sem[I] = w.sem + 1;
-      cached_target[I] = target;
-      fence_pending = true;
-      return true;
-    });
-  }
-  template <int... I>
-  CUTLASS_DEVICE void wait_(int k, std::integer_sequence<int, I...>) {
-    ((failed ? (void)0 : input_wait_<I>(k)), ...);
-  }
-  template <int I>
-  CUTLASS_DEVICE void input_wait_(int k) {
-    for (int kk = first_k_<I>(k); kk <= k_begin + k && !failed; ++kk)
-      if (!stage->template wait_input_leader<I>(assignment, kk)) failed = true;
-  }
+  CUTLASS_DEVICE void pause() {}
 };
 
 template <class BaseMainloop>
@@ -240,16 +147,21 @@ struct WaitingMainloop : BaseMainloop {
       // below ka is fully issued.
       if (kb == ka) issue_b(false);
       if constexpr (Waiter::enabled) {
-        bool ready = waiter.ready(ka);
-        // While A(ka) is not published, stream B into slots that are already free. Stop at the
-        // first busy slot (it frees only as the MMA warps progress) and block on A instead, so
-        // the blocking wait (with its watchdog) is always reached.
-        while (!ready && kb < k_tile_count && kb < ka + Stages &&
-               pipeline_storage.empty_barrier_[write_b.index()].test_wait(write_b.phase())) {
-          issue_b(true);
-          ready = waiter.ready(ka);
+        // While A(ka) is not ready, stream B into every slot that frees up. A horizon is cheap to
+        // poll (shared memory), so the loop keeps filling B until A is ready; its sync warp's
+        // watchdog bounds the wait (on failure the horizon jumps to the end). A blocking waiter
+        // (griddepcontrol.wait) blocks at the first busy slot instead.
+        while (!waiter.ready(ka)) {
+          if (kb < k_tile_count && kb < ka + Stages &&
+              pipeline_storage.empty_barrier_[write_b.index()].test_wait(write_b.phase())) {
+            issue_b(true);
+          } else if constexpr (Waiter::cheap_poll) {
+            waiter.pause();
+          } else {
+            waiter.wait(ka);
+            break;
+          }
         }
-        if (!ready) waiter.wait(ka);
         waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy)
       }
       auto* bar = pipeline.producer_get_barrier(write_a);

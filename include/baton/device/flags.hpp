@@ -49,6 +49,25 @@ BATON_HOST_DEVICE uint64_t load_relaxed_gpu(const uint64_t* p) {
 #endif
 }
 
+// ld.acquire.cta / st.release.cta on a word shared by the threads of one CTA (shared memory, by a
+// generic address): a horizon published by one warp and read by another (baton/horizon.hpp).
+BATON_HOST_DEVICE uint32_t load_acquire_cta(const uint32_t* p) {
+#if BATON_DEVICE_PASS
+  uint32_t v;
+  asm volatile("ld.acquire.cta.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(p)).load(std::memory_order_acquire);
+#endif
+}
+BATON_HOST_DEVICE void store_release_cta(uint32_t* p, uint32_t v) {
+#if BATON_DEVICE_PASS
+  asm volatile("st.release.cta.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_release);
+#endif
+}
+
 // red.release.gpu.add: everything this thread wrote (and, after a CTA barrier, everything the
 // CTA wrote) becomes visible at gpu scope before the increment does.
 BATON_HOST_DEVICE void red_add_release_gpu(uint32_t* p, uint32_t v) {

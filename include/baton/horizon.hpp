@@ -1,0 +1,247 @@
+// baton/horizon.hpp — a tile's input waits made by one sync warp and published as a horizon.
+//
+// A consumer tile that loads its inputs k-block by k-block (a TMA producer warp) must not load
+// k-block k before every wait its policies give for k is satisfied. Making those waits on the
+// load thread puts the semaphore round trips (ld.acquire.gpu, ~0.5-1 us each) and the footprint
+// arithmetic on the critical path of every load. Here they move to a sync warp:
+//
+//   sync warp (32 lanes)                               load thread (elected lane of the load warp)
+//   lane l proves local k-blocks l, l+32, ...          k-block k: if k >= seen,
+//     (ld.acquire.gpu on each wait's semaphore,          seen = ld.acquire.cta(ready);
+//      re-polling only the waits still pending)        while k >= seen: fill free B slots, re-read
+//   H = min over lanes of the first unproven k-block   on the first k-block past the last fenced
+//   __syncwarp; lane 0: st.release.cta(ready, H)         horizon: fence.proxy.async.global
+//   (monotone; capped backoff while stuck; the         TMA-load A(k)
+//    watchdog names the tile, k-block, semaphore)
+//
+// Every k-block below H is proven: k belongs to lane k % 32, whose first unproven k-block is >= H
+// > k. Memory order (docs/design.md, "The horizon"): the producer's red.release.gpu -> a lane's
+// ld.acquire.gpu -> __syncwarp -> lane 0's st.release.cta -> the load thread's ld.acquire.cta ->
+// its fence.proxy.async.global -> its TMA reads (async proxy). One proxy fence per horizon
+// advance covers every later TMA of the load thread.
+//
+// On failure (a watchdog fired, or the chain's error record is set) the sync warp sets `failed`
+// and publishes ready = count: the load thread drains the tile (its data is not valid) and the
+// host reports the error, as with any failed wait.
+//
+// Host and device: the CPU emulator runs the same lane code, 32 lanes in one host thread
+// (run_sync_lanes<32>), against a load thread of its own (tests/host/test_horizon.cpp).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <utility>
+
+#include "baton/config.hpp"
+#include "baton/device/flags.hpp"
+#include "baton/footprint.hpp"
+#include "baton/policy.hpp"
+#include "baton/stage.hpp"
+
+namespace baton {
+
+// One tile's horizon, in shared memory (or, in the emulator, in the CTA body's frame).
+struct HorizonWord {
+  uint32_t ready = 0;   // local k-blocks [0, ready) may be loaded
+  uint32_t failed = 0;  // 1: a wait bailed out; ready == count, the tile's data is not valid
+};
+
+namespace detail {
+template <class P>
+concept k_local_policy = requires(P const& p) {
+  { p.footprint } -> std::convertible_to<footprint::GemmA>;
+  { p.per_k_block } -> std::convertible_to<bool>;
+};
+// Does a CTA that starts at k-block k_begin > 0 (split-K) also have to make the policy's waits of
+// k-blocks [0, k_begin)? A policy's waits for k-block k cover every later k-block, so in general
+// yes. Per-k-block policies over a GemmA footprint wait at k exactly for the producer tiles that
+// k-block k reads (footprint.rect(t, k)), so they do not.
+template <class P>
+BATON_HOST_DEVICE bool needs_prefix_waits(P const& p) {
+  if constexpr (k_local_policy<P>) return !p.per_k_block;
+  else return true;
+}
+}  // namespace detail
+
+// The waits of one tile, from local k-block 0 (= absolute k_begin) to count - 1.
+template <class StageT>
+struct HorizonTile {
+  const StageT* stage = nullptr;
+  Assignment assignment{};
+  int k_begin = 0;
+  int count = 0;
+};
+
+// One lane's share of a tile's wait list: local k-blocks lane, lane + lanes, ...
+template <class StageT>
+struct HorizonLane {
+  static constexpr int num_inputs = StageT::num_inputs;
+  int next = 0;     // the local k-block this lane proves next (>= count: all of its k-blocks are proven)
+  int proven = 0;   // waits of `next`, in for_each_wait order, already seen satisfied
+  // The wait `next` is stuck on, for the watchdog's record.
+  uint32_t pending_edge = 0, pending_sem = 0, pending_target = 0, pending_seen = 0;
+  int pending_k = 0;
+
+  // Proves this lane's k-blocks in order until one has an unsatisfied wait; returns next. Waits
+  // seen satisfied are not loaded again (a satisfied wait stays satisfied within an epoch).
+  BATON_HOST_DEVICE int advance(const HorizonTile<StageT>& t, int lanes) {
+    while (next < t.count) {
+      if (!prove_(t, std::make_integer_sequence<int, num_inputs>{})) return next;
+      next += lanes;
+      proven = 0;
+    }
+    return next;
+  }
+
+ private:
+  template <int... I>
+  BATON_HOST_DEVICE bool prove_(const HorizonTile<StageT>& t, std::integer_sequence<int, I...>) {
+    int index = 0;  // running index over every wait of k-block `next`, all inputs
+    return (prove_input_<I>(t, index) && ...);
+  }
+  template <int I>
+  BATON_HOST_DEVICE bool prove_input_(const HorizonTile<StageT>& t, int& index) {
+    const auto& e = detail::get<I>(t.stage->in);
+    const int last = t.k_begin + next;
+    const int first = (next != 0 || t.k_begin == 0) ? last : (detail::needs_prefix_waits(e.policy) ? 0 : t.k_begin);
+    const Assignment& a = t.assignment;
+    for (int k = first; k <= last; ++k) {
+      const bool ok = e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
+        if (index++ < proven) return true;
+        const uint32_t target = a.epoch * w.per_epoch + w.count;
+        const uint32_t v = device::load_acquire_gpu(e.sems + w.sem);
+        if (int32_t(v - target) < 0) {  // same compare as wait_geq
+          pending_edge = e.edge_index;
+          pending_sem = uint32_t(w.sem);
+          pending_target = target;
+          pending_seen = v;
+          pending_k = k;
+          return false;
+        }
+        ++proven;
+        return true;
+      });
+      if (!ok) return false;
+    }
+    return true;
+  }
+};
+
+// Backoff of the sync warp while its horizon is stuck: short (a post should be seen within about
+// an L2 round trip) and capped low; reset whenever the horizon advances.
+struct HorizonBackoff {
+  static constexpr uint32_t first_ns = 64;
+#if BATON_DEVICE_PASS
+  static constexpr uint32_t cap_ns = 512;
+#else
+  static constexpr uint32_t cap_ns = 20000;  // host threads (emulator): yield first, then short sleeps
+#endif
+  uint32_t ns = first_ns;
+  BATON_HOST_DEVICE void pause() {
+    device::sleep_ns(ns);
+    ns = ns * 2 < cap_ns ? ns * 2 : cap_ns;
+  }
+  BATON_HOST_DEVICE void reset() { ns = first_ns; }
+};
+
+// The sync loop. LanesPerThread = 1: the device form, one lane per thread of a full warp
+// (lane = threadIdx.x % 32); LanesPerThread = 32: the host form, one thread doing all 32 lanes.
+// Returns when the horizon reaches t.count (or on failure, with word->failed set).
+template <int LanesPerThread, class StageT>
+BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord* word, int first_lane) {
+  static_assert(StageT::num_inputs > 0, "baton::run_sync_lanes: the stage has no inputs to wait for");
+  constexpr int kLanes = 32;
+  HorizonLane<StageT> lane[LanesPerThread];
+  for (int i = 0; i < LanesPerThread; ++i) lane[i].next = first_lane + i;
+  const bool leader = first_lane == 0;
+  int published = 0;
+  HorizonBackoff backoff;
+  uint64_t last_progress = t.stage->watchdog_ns ? device::global_timer_ns() : 0;
+  for (uint32_t round = 1;; ++round) {
+    int mine = t.count;
+    for (int i = 0; i < LanesPerThread; ++i) {
+      const int c = lane[i].advance(t, kLanes);
+      mine = c < mine ? c : mine;
+    }
+#if BATON_DEVICE_PASS
+    const int h = int(__reduce_min_sync(0xffffffffu, uint32_t(mine)));
+#else
+    const int h = mine;
+#endif
+    if (h > published) {
+#if BATON_DEVICE_PASS
+      __syncwarp();  // every lane's acquires before lane 0's release
+#endif
+      if (leader) device::store_release_cta(&word->ready, uint32_t(h));
+      published = h;
+      backoff.reset();
+      if (t.stage->watchdog_ns) last_progress = device::global_timer_ns();
+    }
+    if (h >= t.count) return;
+    // Stuck: bail if the chain failed elsewhere, or if this wait outlived the watchdog.
+    bool fail = false;
+    if ((round & 7) == 0 && t.stage->error) {
+      if (device::load_relaxed_gpu(&t.stage->error->code) != 0) fail = true;
+      if (!fail && t.stage->watchdog_ns && device::global_timer_ns() - last_progress > t.stage->watchdog_ns) {
+        fail = true;
+        // The lowest lane stuck at the horizon names the wait.
+        for (int i = 0; i < LanesPerThread; ++i) {
+          const bool stuck = lane[i].next == h;
+#if BATON_DEVICE_PASS
+          const uint32_t stuck_lanes = __ballot_sync(0xffffffffu, stuck);
+          const bool reporter = stuck && (__ffs(stuck_lanes) - 1) == int(threadIdx.x % 32);
+#else
+          const bool reporter = stuck;
+#endif
+          if (reporter) {
+            const auto& L = lane[i];
+            WaitSite site{t.stage->error, t.stage->watchdog_ns, t.stage->stage_index, L.pending_edge, t.assignment.tile,
+                          L.pending_k, L.pending_sem, t.assignment.epoch};
+            report_watchdog(site, L.pending_target, L.pending_seen);
+            break;
+          }
+        }
+      }
+    }
+#if BATON_DEVICE_PASS
+    fail = __any_sync(0xffffffffu, fail);
+#endif
+    if (fail) {
+      if (leader) {
+        word->failed = 1;
+        device::store_release_cta(&word->ready, uint32_t(t.count));
+      }
+      return;
+    }
+    backoff.pause();
+  }
+}
+
+// The load thread's side: is local k-block k proven? One proxy fence per horizon advance.
+struct HorizonWaits {
+  static constexpr bool enabled = true;
+  static constexpr bool cheap_poll = true;  // ready() reads shared memory: poll it while filling B
+  const uint32_t* ready_word = nullptr;
+  uint32_t seen = 0;    // the horizon last read
+  uint32_t fenced = 0;  // the horizon the last proxy fence covers
+
+  BATON_HOST_DEVICE bool ready(int k) {
+    if (uint32_t(k) < seen) return true;
+    seen = device::load_acquire_cta(ready_word);
+    return uint32_t(k) < seen;
+  }
+  BATON_HOST_DEVICE void pause() { device::sleep_ns(32); }
+  // Blocks until k is proven (the sync warp's watchdog bounds it: on failure it publishes count).
+  BATON_HOST_DEVICE void wait(int k) {
+    while (!ready(k)) pause();
+  }
+  // After reading the horizon (generic proxy), before the TMA reads (async proxy) of what it covers.
+  BATON_HOST_DEVICE void fence_for_tma_reads() {
+    if (seen > fenced) {
+      device::fence_proxy_async_global();
+      fenced = seen;
+    }
+  }
+};
+
+}  // namespace baton

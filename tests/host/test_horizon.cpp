@@ -1,0 +1,330 @@
+// Host tests for baton/horizon.hpp, the sync warp's protocol: the lanes' horizon against a brute
+// force over every wait, and the protocol run for real in the CPU emulator (a sync thread doing
+// all 32 lanes, the CTA body as the load thread) under random delays, split-K and the watchdog.
+#define BATON_ENABLE_WATCHDOG 1
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baton/baton.hpp"
+#include "baton/emu/emulator.hpp"
+#include "baton/horizon.hpp"
+
+namespace {
+
+namespace emu = baton::emu;
+namespace fp = baton::footprint;
+namespace deps = baton::deps;
+using baton::Assignment;
+using baton::Chain;
+using baton::Grid;
+using baton::HorizonLane;
+using baton::HorizonTile;
+using baton::HorizonWaits;
+using baton::HorizonWord;
+using baton::RowMajor;
+using baton::Tile;
+
+template <class P>
+using Consumer = baton::Stage<RowMajor, baton::outputs<>, baton::inputs<P>>;
+
+// A consumer stage bound by hand onto a semaphore array.
+template <class P>
+Consumer<P> bind_by_hand(const P& policy, std::vector<uint32_t>& sems) {
+  Consumer<P> s;
+  auto& in = baton::detail::get<0>(s.in);
+  in.policy = policy;
+  in.sems = sems.data();
+  in.edge_index = 0;
+  s.watchdog_ns = 0;
+  return s;
+}
+
+// Brute force: the first local k-block of [k_begin, k_begin + count) whose waits are not all
+// satisfied. A wait for k-block k also covers later ones, so local k-block 0 of a part that starts
+// at k_begin > 0 must also make the waits of every earlier k-block, unless the policy is k-local
+// (a built-in per-k-block policy over GemmA: k-block k's waits cover the producer tiles it reads).
+template <class P>
+int brute_horizon(const P& p, const std::vector<uint32_t>& sems, Assignment a, int k_begin, int count, bool k_local) {
+  auto satisfied = [&](int k) {
+    return p.for_each_wait(a.tile, k, [&](baton::WaitSpec w) {
+      return int32_t(sems[size_t(w.sem)] - (a.epoch * w.per_epoch + w.count)) >= 0;
+    });
+  };
+  for (int local = 0; local < count; ++local) {
+    const int last = k_begin + local;
+    const int first = (local == 0 && !k_local) ? 0 : last;
+    for (int k = first; k <= last; ++k)
+      if (!satisfied(k)) return local;
+  }
+  return count;
+}
+
+// One round of the 32 lanes, as the sync warp runs it: the minimum of the lanes' first unproven
+// k-block.
+template <class P>
+int lanes_round(std::vector<HorizonLane<Consumer<P>>>& lanes, const HorizonTile<Consumer<P>>& t) {
+  int h = t.count;
+  for (auto& l : lanes) h = std::min(h, l.advance(t, 32));
+  return h;
+}
+
+template <class P>
+void check_against_brute_force(const P& policy, bool k_local, Grid consumer, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Grid pg = policy.producer_grid();
+  std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
+  Consumer<P> s = bind_by_hand(policy, sems);
+  const int kb = policy.k_blocks();
+  for (int trial = 0; trial < 200; ++trial) {
+    const Tile tile{int(rng() % uint32_t(consumer.m)), int(rng() % uint32_t(consumer.n)), 0};
+    const uint32_t epoch = rng() % 3;
+    const int parts = 1 + int(rng() % 4);
+    const int part = int(rng() % uint32_t(parts));
+    const int base = kb / parts, rem = kb % parts;
+    const int k_begin = part * base + std::min(part, rem), count = base + (part < rem ? 1 : 0);
+    if (count == 0) continue;
+    // Producer tiles posted in a random order, one at a time (every post of the epoch before).
+    std::vector<int> order(size_t(pg.size()));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::fill(sems.begin(), sems.end(), 0u);
+    for (int t = 0; t < pg.size(); ++t)  // epochs before this one: every tile posted
+      for (uint32_t e = 0; e < epoch; ++e) sems[size_t(policy.post_index(pg.tile(t)))] += 1;
+    HorizonTile<Consumer<P>> ht{&s, Assignment{tile, 0, epoch}, k_begin, count};
+    std::vector<HorizonLane<Consumer<P>>> lanes(32);
+    for (int l = 0; l < 32; ++l) lanes[size_t(l)].next = l;
+    int last_h = 0;
+    for (size_t posted = 0; posted <= order.size(); ++posted) {
+      const int h = lanes_round(lanes, ht);
+      const int want = brute_horizon(policy, sems, ht.assignment, k_begin, count, k_local);
+      ASSERT_EQ(h, want) << "trial " << trial << " tile " << baton::to_string(tile) << " k_begin " << k_begin
+                         << " count " << count << " after " << posted << " posts";
+      ASSERT_GE(h, last_h) << "the horizon went back";
+      last_h = h;
+      if (posted < order.size()) sems[size_t(policy.post_index(pg.tile(order[posted])))] += 1;
+    }
+    EXPECT_EQ(last_h, count);
+  }
+}
+
+// Ragged GEMM shapes: M = 37, K = 45 (producer N), producer tiles 8x16 (grid 5x3), consumer
+// tiles 16 rows with k-blocks of 8 (6 k-blocks): a consumer row spans 2-3 producer rows, a
+// k-block 1-2 producer columns.
+constexpr fp::GemmA kGemm{37, 45, 8, 16, 16, 8};
+const Grid kConsumer{3, 2, 1};
+
+TEST(HorizonLanes, KBlockPolicyMatchesBruteForce) {
+  check_against_brute_force(baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm), true, kConsumer, 1);
+}
+TEST(HorizonLanes, RowPolicyPerTileMatchesBruteForce) {
+  check_against_brute_force(baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, false}, false, kConsumer, 2);
+}
+TEST(HorizonLanes, RowPolicyPerKBlockMatchesBruteForce) {
+  check_against_brute_force(baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, true}, true, kConsumer, 3);
+}
+TEST(HorizonLanes, GroupPolicyMatchesBruteForce) {
+  check_against_brute_force(baton::GroupPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, 2, 2, true}, true, kConsumer, 4);
+}
+// Not k-local (per tile: every wait at k-block 0): a split part that starts later still makes them.
+TEST(HorizonLanes, GroupPolicyPerTileSplitMakesThePrefixWaits) {
+  check_against_brute_force(baton::GroupPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, 2, 2, false}, false, kConsumer, 6);
+}
+// More k-blocks than lanes: 70 k-blocks, every lane owns two or three.
+TEST(HorizonLanes, MoreKBlocksThanLanes) {
+  constexpr fp::GemmA wide{20, 70 * 8, 8, 16, 16, 8};
+  check_against_brute_force(baton::KBlockPolicy<fp::GemmA>(wide.producer_grid(), wide), true, Grid{2, 1, 1}, 5);
+}
+
+// A satisfied wait is not loaded again: a lane stuck on its k-block's second wait re-polls only it.
+TEST(HorizonLanes, RePollsOnlyPendingWaits) {
+  // A consumer tile of 16 rows over producer rows of 8: each k-block waits on two producer tiles.
+  const auto policy = baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm);
+  std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
+  auto s = bind_by_hand(policy, sems);
+  HorizonTile<decltype(s)> t{&s, Assignment{Tile{0, 0, 0}, 0, 0}, 0, policy.k_blocks()};
+  HorizonLane<decltype(s)> lane;
+  lane.next = 0;
+  const Grid pg = policy.producer_grid();
+  sems[size_t(pg.linear(Tile{0, 0, 0}))] = 1;  // the first of k-block 0's two waits
+  EXPECT_EQ(lane.advance(t, 32), 0);
+  EXPECT_EQ(lane.proven, 1);
+  EXPECT_EQ(lane.pending_sem, uint32_t(pg.linear(Tile{1, 0, 0})));
+  EXPECT_EQ(lane.pending_target, 1u);
+  EXPECT_EQ(lane.pending_seen, 0u);
+  EXPECT_EQ(lane.pending_k, 0);
+  sems[size_t(pg.linear(Tile{0, 0, 0}))] = 0;  // (never happens: posts only grow) not re-read
+  sems[size_t(pg.linear(Tile{1, 0, 0}))] = 1;
+  EXPECT_EQ(lane.advance(t, 32), 32);  // k-block 0 proven; the lane's next is 32 (past the 6)
+}
+
+// =================================================================================================
+// The protocol in the emulator: producer GEMM tiles post; consumer CTAs (split-K parts) run a sync
+// thread (run_sync_lanes<32>) and load k-blocks as the horizon allows, checking every element they
+// read was written in this epoch.
+// =================================================================================================
+
+uint32_t produce(int i, int j, uint32_t epoch) { return uint32_t(i) * 7919u + uint32_t(j) * 104729u + epoch * 31u + 1u; }
+
+template <class P>
+struct HorizonChain {
+  fp::GemmA f;
+  Grid PG, CG;
+  int parts;
+  Chain chain;
+  baton::StageRef<RowMajor> a, b;
+  baton::EdgeRef<P> e;
+  std::vector<unsigned char> ws;
+  std::vector<uint32_t> X;  // [rows, cols], written by the producer
+  std::atomic<uint64_t> wrong{0}, reads{0}, failed{0};
+
+  HorizonChain(fp::GemmA footprint, Grid consumer, int split, P policy)
+      : f(footprint), PG(f.producer_grid()), CG(consumer), parts(split), X(size_t(f.rows) * size_t(f.cols), 0u) {
+    a = chain.add_stage("gemm1", PG, RowMajor{}, {.reads = {}, .writes = {"X"}});
+    b = chain.add_stage("gemm2", CG, RowMajor{}, {.reads = {"X"}, .writes = {}});
+    e = chain.add_edge(a, b, policy, deps::gemm_a(f, CG));
+  }
+  std::vector<emu::StageLaunch> launches(uint64_t watchdog_ns = 0) {
+    auto A = chain.bind(a, ws.data(), ws.size(), baton::outs(e), baton::ins()).value();
+    baton::BindOptions ob;
+    ob.watchdog_ns = watchdog_ns;
+    auto B = chain.bind(b, ws.data(), ws.size(), baton::outs(), baton::ins(e), ob).value();
+    emu::Body pa = [this, A](emu::CtaContext& c) {
+      const auto t = A.tile();
+      const int r0 = t.tile.m * f.prod_tile_m, r1 = std::min(f.rows, r0 + f.prod_tile_m);
+      const int c0 = t.tile.n * f.prod_tile_n, c1 = std::min(f.cols, c0 + f.prod_tile_n);
+      for (int i = r0; i < r1; ++i) {
+        if (i == (r0 + r1) / 2) c.random_delay();  // a torn tile if read early
+        for (int j = c0; j < c1; ++j) std::atomic_ref<uint32_t>(X[size_t(i) * f.cols + j]).store(produce(i, j, t.epoch), std::memory_order_relaxed);
+      }
+      A.post(t);
+    };
+    emu::Body pb = [this, B](emu::CtaContext& c) {
+      uint32_t part = 0;
+      const Assignment as = B.acquire_tile_leader(uint32_t(parts), &part);
+      const int kb = f.k_blocks(), base = kb / parts, rem = kb % parts;
+      const int k_begin = int(part) * base + std::min(int(part), rem), count = base + (int(part) < rem ? 1 : 0);
+      if (count == 0) return;
+      HorizonWord word;
+      using S = decltype(B);
+      const HorizonTile<S> t{&B, as, k_begin, count};
+      std::thread sync([&] { baton::run_sync_lanes<32>(t, &word, 0); });
+      HorizonWaits w{&word.ready};
+      const int r0 = as.tile.m * f.cons_tile_m, r1 = std::min(f.rows, r0 + f.cons_tile_m);
+      for (int local = 0; local < count; ++local) {
+        w.wait(local);
+        w.fence_for_tma_reads();
+        if (std::atomic_ref<uint32_t>(word.failed).load(std::memory_order_relaxed)) break;
+        if ((local & 1) == 0) c.random_delay();
+        const int k0 = (k_begin + local) * f.cons_tile_k, k1 = std::min(f.cols, k0 + f.cons_tile_k);
+        uint64_t bad = 0, n = 0;
+        for (int i = r0; i < r1; ++i)
+          for (int j = k0; j < k1; ++j, ++n)
+            bad += std::atomic_ref<uint32_t>(X[size_t(i) * f.cols + j]).load(std::memory_order_relaxed) !=
+                   produce(i, j, as.epoch);
+        wrong += bad;
+        reads += n;
+      }
+      sync.join();
+      if (word.failed) ++failed;
+    };
+    return {{a.index, int(PG.size()), pa}, {b.index, int(CG.size()) * parts, pb}};
+  }
+};
+
+template <class P>
+void run_horizon_chain(P policy, int parts, uint64_t seed, int iters) {
+  HorizonChain<P> fx(kGemm, kConsumer, parts, policy);
+  ASSERT_TRUE(fx.chain.validate().ok());
+  ASSERT_TRUE(fx.chain.workspace_image(0, fx.ws).ok());
+  const auto launches = fx.launches();
+  emu::Emulator em({.sm_slots = 4, .co_schedule = true, .seed = seed, .max_delay_us = 30});
+  for (int it = 0; it < iters; ++it) {
+    const baton::status s = em.run_iteration(fx.chain, fx.ws, launches);
+    ASSERT_TRUE(s.ok()) << "iteration " << it << ": " << s.to_string();
+  }
+  EXPECT_EQ(fx.wrong.load(), 0u) << "elements read before their producer tile posted them";
+  EXPECT_EQ(fx.failed.load(), 0u);
+  // Every consumer read every element of its rows once per epoch.
+  EXPECT_EQ(fx.reads.load(), uint64_t(iters) * uint64_t(kGemm.rows) * uint64_t(kGemm.cols) * uint64_t(kConsumer.n));
+}
+
+TEST(HorizonEmulator, KBlockPolicy) {
+  run_horizon_chain(baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm), 1, 21, 40);
+}
+TEST(HorizonEmulator, KBlockPolicySplitK) {
+  run_horizon_chain(baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm), 4, 22, 40);
+}
+TEST(HorizonEmulator, RowPolicyPerTile) {
+  run_horizon_chain(baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, false}, 1, 23, 40);
+}
+TEST(HorizonEmulator, RowPolicyPerKBlockSplitK) {
+  run_horizon_chain(baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, true}, 3, 24, 40);
+}
+
+// The sync lanes' watchdog: a consumer whose producer never runs. The lane stuck at the horizon
+// names the tile, k-block and semaphore; the horizon jumps to the end with `failed` set, so the
+// load thread drains instead of hanging.
+TEST(HorizonEmulator, WatchdogNamesTheStuckWaitAndReleasesTheLoadThread) {
+  const auto policy = baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm);
+  std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
+  auto s = bind_by_hand(policy, sems);
+  baton::ErrorRecord rec{};
+  s.error = &rec;
+  s.watchdog_ns = 20'000'000;  // 20 ms
+  s.stage_index = 1;
+  // Everything but producer tile (1, 2) posted: consumer tile (0, 0) reads it from k-block 4 on.
+  const Grid pg = policy.producer_grid();
+  for (int t = 0; t < pg.size(); ++t) sems[size_t(t)] = 1;
+  sems[size_t(pg.linear(Tile{1, 2, 0}))] = 0;
+  HorizonWord word;
+  const HorizonTile<decltype(s)> t{&s, Assignment{Tile{0, 1, 0}, 0, 0}, 0, policy.k_blocks()};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread sync([&] { baton::run_sync_lanes<32>(t, &word, 0); });
+  HorizonWaits w{&word.ready};
+  w.wait(3);  // k-blocks 0-3 read producer columns 0 and 1, all posted
+  EXPECT_EQ(word.failed, 0u);
+  w.wait(policy.k_blocks() - 1);  // returns once the watchdog fired
+  sync.join();
+  const double s_elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s_elapsed, 2.0);
+  EXPECT_EQ(word.failed, 1u);
+  EXPECT_EQ(word.ready, uint32_t(policy.k_blocks()));
+  EXPECT_EQ(rec.code, uint32_t(baton::device_error::watchdog));
+  EXPECT_EQ(rec.stage, 1u);
+  EXPECT_EQ(rec.tile_m, 0);
+  EXPECT_EQ(rec.tile_n, 1);
+  EXPECT_EQ(rec.k_block, 4);
+  EXPECT_EQ(rec.semaphore, uint32_t(pg.linear(Tile{1, 2, 0})));
+  EXPECT_EQ(rec.expected, 1u);
+  EXPECT_EQ(rec.seen, 0u);
+}
+
+// Another wait's watchdog (the chain's error record set) makes the sync lanes bail too.
+TEST(HorizonEmulator, ChainErrorReleasesTheLoadThread) {
+  const auto policy = baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, false};
+  std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
+  auto s = bind_by_hand(policy, sems);
+  baton::ErrorRecord rec{};
+  s.error = &rec;
+  HorizonWord word;
+  const HorizonTile<decltype(s)> t{&s, Assignment{Tile{2, 0, 0}, 0, 0}, 0, policy.k_blocks()};
+  std::thread sync([&] { baton::run_sync_lanes<32>(t, &word, 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(std::atomic_ref<uint32_t>(word.ready).load(), 0u);  // nothing posted: nothing proven
+  std::atomic_ref<uint32_t>(rec.code).store(uint32_t(baton::device_error::watchdog));
+  HorizonWaits w{&word.ready};
+  w.wait(policy.k_blocks() - 1);
+  sync.join();
+  EXPECT_EQ(word.failed, 1u);
+}
+
+}  // namespace
