@@ -82,10 +82,13 @@ struct HorizonLane {
   uint32_t pending_edge = 0, pending_sem = 0, pending_target = 0, pending_seen = 0;
   int pending_k = 0;
 
-  // Proves this lane's k-blocks in order until one has an unsatisfied wait; returns next. Waits
-  // seen satisfied are not loaded again (a satisfied wait stays satisfied within an epoch).
-  BATON_HOST_DEVICE int advance(const HorizonTile<StageT>& t, int lanes) {
-    while (next < t.count) {
+  // Proves up to `max_steps` of this lane's k-blocks, in order, stopping at the first with an
+  // unsatisfied wait; returns next. Waits seen satisfied are not loaded again (a satisfied wait
+  // stays satisfied within an epoch). The sync warp takes one step per round: the 32 lanes then
+  // prove 32 k-blocks in one round trip each, and the horizon is published after every round
+  // rather than after a lane's whole share (up to count / 32 round trips in a row).
+  BATON_HOST_DEVICE int advance(const HorizonTile<StageT>& t, int lanes, int max_steps = 1 << 30) {
+    for (int step = 0; step < max_steps && next < t.count; ++step) {
       if (!prove_(t, std::make_integer_sequence<int, num_inputs>{})) return next;
       next += lanes;
       proven = 0;
@@ -159,8 +162,11 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
   uint64_t last_progress = t.stage->watchdog_ns ? device::global_timer_ns() : 0;
   for (uint32_t round = 1;; ++round) {
     int mine = t.count;
+    bool moved = false;  // some lane proved a k-block this round
     for (int i = 0; i < LanesPerThread; ++i) {
-      const int c = lane[i].advance(t, kLanes);
+      const int before = lane[i].next;
+      const int c = lane[i].advance(t, kLanes, 1);
+      moved = moved || c != before;
       mine = c < mine ? c : mine;
     }
 #if BATON_DEVICE_PASS
@@ -174,46 +180,51 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
 #endif
       if (leader) device::store_release_cta(&word->ready, uint32_t(h));
       published = h;
-      backoff.reset();
       if (t.stage->watchdog_ns) last_progress = device::global_timer_ns();
     }
     if (h >= t.count) return;
-    // Stuck: bail if the chain failed elsewhere, or if this wait outlived the watchdog.
-    bool fail = false;
-    if ((round & 7) == 0 && t.stage->error) {
-      if (device::load_relaxed_gpu(&t.stage->error->code) != 0) fail = true;
-      if (!fail && t.stage->watchdog_ns && device::global_timer_ns() - last_progress > t.stage->watchdog_ns) {
-        fail = true;
-        // The lowest lane stuck at the horizon names the wait.
-        for (int i = 0; i < LanesPerThread; ++i) {
-          const bool stuck = lane[i].next == h;
+    // Stuck: bail if the chain failed elsewhere, or if this wait outlived the watchdog. Every
+    // condition below is made warp-uniform before a lane acts on it (the ballot needs all lanes).
+    bool chain_failed = false, timed_out = false;
+    if ((round & 7) == 0 && t.stage->error) {  // uniform: the same round and stage in every lane
+      chain_failed = device::load_relaxed_gpu(&t.stage->error->code) != 0;
+      timed_out = t.stage->watchdog_ns && device::global_timer_ns() - last_progress > t.stage->watchdog_ns;
+    }
 #if BATON_DEVICE_PASS
-          const uint32_t stuck_lanes = __ballot_sync(0xffffffffu, stuck);
-          const bool reporter = stuck && (__ffs(stuck_lanes) - 1) == int(threadIdx.x % 32);
-#else
-          const bool reporter = stuck;
+    chain_failed = __any_sync(0xffffffffu, chain_failed);
+    timed_out = __any_sync(0xffffffffu, timed_out);
 #endif
-          if (reporter) {
-            const auto& L = lane[i];
-            WaitSite site{t.stage->error, t.stage->watchdog_ns, t.stage->stage_index, L.pending_edge, t.assignment.tile,
-                          L.pending_k, L.pending_sem, t.assignment.epoch};
-            report_watchdog(site, L.pending_target, L.pending_seen);
-            break;
-          }
+    if (timed_out && !chain_failed) {
+      // The lowest lane stuck at the horizon names the wait.
+      for (int i = 0; i < LanesPerThread; ++i) {
+        const bool stuck = lane[i].next == h;
+#if BATON_DEVICE_PASS
+        const uint32_t stuck_lanes = __ballot_sync(0xffffffffu, stuck);
+        const bool reporter = stuck && (__ffs(stuck_lanes) - 1) == int(threadIdx.x % 32);
+#else
+        const bool reporter = stuck;
+#endif
+        if (reporter) {
+          const auto& L = lane[i];
+          WaitSite site{t.stage->error, t.stage->watchdog_ns, t.stage->stage_index, L.pending_edge, t.assignment.tile,
+                        L.pending_k, L.pending_sem, t.assignment.epoch};
+          report_watchdog(site, L.pending_target, L.pending_seen);
+          break;
         }
       }
     }
-#if BATON_DEVICE_PASS
-    fail = __any_sync(0xffffffffu, fail);
-#endif
-    if (fail) {
+    if (chain_failed || timed_out) {
       if (leader) {
         word->failed = 1;
         device::store_release_cta(&word->ready, uint32_t(t.count));
       }
       return;
     }
-    backoff.pause();
+#if BATON_DEVICE_PASS
+    moved = __any_sync(0xffffffffu, moved);
+#endif
+    if (moved) backoff.reset();  // a round that proved anything polls again at once
+    else backoff.pause();
   }
 }
 
@@ -230,7 +241,14 @@ struct HorizonWaits {
     seen = device::load_acquire_cta(ready_word);
     return uint32_t(k) < seen;
   }
-  BATON_HOST_DEVICE void pause() { device::sleep_ns(32); }
+  // The load thread spins on shared memory without sleeping: a __nanosleep wakes late (it is a
+  // hint with coarse granularity), and A(k) is on the critical path; the spin's loads cost the MMA
+  // warps of its scheduler little, and only while they wait for this A anyway.
+  BATON_HOST_DEVICE void pause() {
+#if !BATON_DEVICE_PASS
+    device::sleep_ns(0);  // host threads (emulator): yield
+#endif
+  }
   // Blocks until k is proven (the sync warp's watchdog bounds it: on failure it publishes count).
   BATON_HOST_DEVICE void wait(int k) {
     while (!ready(k)) pause();

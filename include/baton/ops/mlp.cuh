@@ -356,7 +356,13 @@ class Mlp {
       cands.push_back({mlp_policy::none, 1});
       for (int g : {1, 2, bp.group_m})
         if (g <= bp.gemm1.m) cands.push_back({mlp_policy::row, g});
+    } else {
+      cands.push_back({mlp_policy::row, bp.group_m});
     }
+    // Per-k-block waits (the sync warp's horizon: a GEMM2 tile starts on the k-blocks of Y already
+    // written), in the planned order and row-major (GEMM1 finishes a row band's columns in GEMM2's
+    // k order). Kept only when they measure faster than every plan without waits.
+    for (int g : {bp.group_m, 1}) cands.push_back({mlp_policy::kblock, g});  // duplicates are skipped below
     // The other tile widths of the planned chain (a wider GEMM gets its own split-K).
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
