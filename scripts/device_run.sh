@@ -3,7 +3,7 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync mlp pairs gen async sanitize);
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync syncov mlp zoo pairs gen async sanitize);
 #   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -89,6 +89,33 @@ if want mlp && [ -x "$BIN/baton_bench_mlp" ]; then
       [ -f "$t" ] && python3 "$BIN/plot_timeline.py" "$t" "${t%.json}.png" "$(basename "${t%.json}") (H200)" 2>&1 | tee -a "$log"
     done
   fi
+fi
+
+# The wait path's pure cost (BENCHMARKS.md, "Sync overhead"): GEMM2 with every semaphore posted
+# against the same GEMM2 without waits, per policy, both presets, timed side by side.
+if want syncov && [ -x "$BIN/baton_bench_mlp" ]; then
+  step "sync overhead (GEMM2 with every semaphore posted)"
+  for preset in gpt3 llama; do
+    timeout 200 "$BIN/baton_bench_mlp" --preset "$preset" --m 1,64,128,512,2048 --sync-overhead 1 --out-dir "$DEST" 2>&1 \
+      | grep -E "posted|nowait|error" | tee -a "$log" || fail=1
+  done
+  { head -1 "$DEST/sync-overhead-gpt3.csv"; tail -n +2 -q "$DEST"/sync-overhead-gpt3.csv "$DEST"/sync-overhead-llama.csv; } \
+    > "$DEST/sync-overhead.csv" 2>/dev/null
+fi
+
+# The MLP model zoo (BENCHMARKS.md): Llama-2-7B and Llama-2-70B TP4 (SwiGLU) at M around tile edges,
+# baton's chains and auto against the PDL and cuBLASLt baselines; the presets are the MLP step's.
+if want zoo && [ -x "$BIN/baton_bench_mlp" ]; then
+  zoo_m="${BATON_ZOO_M:-1,2,3,4,5,8,12,16,24,32,48,64,96,100,127,128,129,160,192,200,255,256,257,320,384,500,512}"
+  for model in "llama2-7b 4096 11008" "llama2-70b-tp4 8192 7168"; do
+    set -- $model
+    step "MLP zoo: $1"
+    mkdir -p "$DEST/zoo/$1"
+    timeout 200 "$BIN/baton_bench_mlp" --hidden "$2" --ffn "$3" --act swiglu --m "$zoo_m" --breakdown 0 \
+      --variants cutlass-pdl-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto --out-dir "$DEST/zoo/$1" > "$DEST/zoo/$1.log" 2>&1 || fail=1
+    grep -A40 "^shape " "$DEST/zoo/$1.log" | tee -a "$log"
+  done
+  { head -1 "$DEST/zoo/llama2-7b/mlp-custom.csv"; tail -n +2 -q "$DEST"/zoo/*/mlp-custom.csv; } > "$DEST/mlp-zoo.csv" 2>/dev/null
 fi
 
 # baton-auto with CTA pairs allowed (bench --cta-pairs 1: 128x96 GEMMs as 1x2 clusters multicasting A,

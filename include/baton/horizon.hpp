@@ -7,18 +7,21 @@
 //
 //   sync warp (32 lanes)                               load thread (elected lane of the load warp)
 //   lane l proves local k-blocks l, l+32, ...          k-block k: if k >= seen,
-//     (ld.acquire.gpu on each wait's semaphore,          seen = ld.acquire.cta(ready);
-//      re-polling only the waits still pending)        while k >= seen: fill free B slots, re-read
-//   H = min over lanes of the first unproven k-block   on the first k-block past the last fenced
-//   __syncwarp; lane 0: st.release.cta(ready, H)         horizon: fence.proxy.async.global
-//   (monotone; capped backoff while stuck; the         TMA-load A(k)
+//     (ld.acquire.gpu on each wait's semaphore,          seen = acquire.cta(ready);
+//      one k-block per lane per round, re-polling      while k >= seen: fill free B slots, re-read
+//      only the waits still pending)                   TMA-load A(k)
+//   a lane that proved anything: fence.proxy.async
+//   H = min over lanes of the first unproven k-block
+//   __syncwarp; lane 0: release.cta(ready, H)
+//   (monotone; capped backoff while stuck; the
 //    watchdog names the tile, k-block, semaphore)
 //
 // Every k-block below H is proven: k belongs to lane k % 32, whose first unproven k-block is >= H
 // > k. Memory order (docs/design.md, "The horizon"): the producer's red.release.gpu -> a lane's
-// ld.acquire.gpu -> __syncwarp -> lane 0's st.release.cta -> the load thread's ld.acquire.cta ->
-// its fence.proxy.async.global -> its TMA reads (async proxy). One proxy fence per horizon
-// advance covers every later TMA of the load thread.
+// ld.acquire.gpu -> the lane's fence.proxy.async.global -> __syncwarp -> lane 0's release.cta ->
+// the load thread's acquire.cta -> its TMA reads (async proxy). The proxy fence is made by the
+// threads that observed the data (as CUTLASS fences smem writes before another thread's TMA
+// store), so the load thread, which has TMA loads in flight, never fences.
 //
 // On failure (a watchdog fired, or the chain's error record is set) the sync warp sets `failed`
 // and publishes ready = count: the load thread drains the tile (its data is not valid) and the
@@ -60,6 +63,13 @@ template <class P>
 BATON_HOST_DEVICE bool needs_prefix_waits(P const& p) {
   if constexpr (k_local_policy<P>) return !p.per_k_block;
   else return true;
+}
+// Built-in per-tile policies (per_k_block == false) give every wait at k-block 0 and none after
+// (policy.hpp): enumerating k-blocks 1.. would only spend footprint arithmetic on empty sets.
+template <class P>
+BATON_HOST_DEVICE bool waits_at_first_k_block_only(P const& p) {
+  if constexpr (requires { { p.per_k_block } -> std::convertible_to<bool>; }) return !p.per_k_block;
+  else return false;
 }
 }  // namespace detail
 
@@ -105,8 +115,12 @@ struct HorizonLane {
   template <int I>
   BATON_HOST_DEVICE bool prove_input_(const HorizonTile<StageT>& t, int& index) {
     const auto& e = detail::get<I>(t.stage->in);
-    const int last = t.k_begin + next;
-    const int first = (next != 0 || t.k_begin == 0) ? last : (detail::needs_prefix_waits(e.policy) ? 0 : t.k_begin);
+    int last = t.k_begin + next;
+    int first = (next != 0 || t.k_begin == 0) ? last : (detail::needs_prefix_waits(e.policy) ? 0 : t.k_begin);
+    if (detail::waits_at_first_k_block_only(e.policy)) {  // per tile: k-block 0's waits, at local 0
+      if (next != 0) return true;
+      first = last = 0;
+    }
     const Assignment& a = t.assignment;
     for (int k = first; k <= last; ++k) {
       const bool ok = e.policy.for_each_wait(a.tile, k, [&](WaitSpec w) {
@@ -169,6 +183,9 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
       moved = moved || c != before;
       mine = c < mine ? c : mine;
     }
+    // A lane that acquired anything orders what it observed before the TMA (async proxy) reads
+    // that the published horizon will let the load thread issue.
+    if (moved) device::fence_proxy_async_global();
 #if BATON_DEVICE_PASS
     const int h = int(__reduce_min_sync(0xffffffffu, uint32_t(mine)));
 #else
@@ -176,7 +193,7 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
 #endif
     if (h > published) {
 #if BATON_DEVICE_PASS
-      __syncwarp();  // every lane's acquires before lane 0's release
+      __syncwarp();  // every lane's acquires and proxy fences before lane 0's release
 #endif
       if (leader) device::store_release_cta(&word->ready, uint32_t(h));
       published = h;
@@ -228,13 +245,12 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
   }
 }
 
-// The load thread's side: is local k-block k proven? One proxy fence per horizon advance.
+// The load thread's side: is local k-block k proven? (The sync lanes made the proxy fences.)
 struct HorizonWaits {
   static constexpr bool enabled = true;
   static constexpr bool cheap_poll = true;  // ready() reads shared memory: poll it while filling B
   const uint32_t* ready_word = nullptr;
-  uint32_t seen = 0;    // the horizon last read
-  uint32_t fenced = 0;  // the horizon the last proxy fence covers
+  uint32_t seen = 0;  // the horizon last read
 
   BATON_HOST_DEVICE bool ready(int k) {
     if (uint32_t(k) < seen) return true;
@@ -253,13 +269,8 @@ struct HorizonWaits {
   BATON_HOST_DEVICE void wait(int k) {
     while (!ready(k)) pause();
   }
-  // After reading the horizon (generic proxy), before the TMA reads (async proxy) of what it covers.
-  BATON_HOST_DEVICE void fence_for_tma_reads() {
-    if (seen > fenced) {
-      device::fence_proxy_async_global();
-      fenced = seen;
-    }
-  }
+  // Nothing: the lanes that acquired fenced before the horizon was released (see the top).
+  BATON_HOST_DEVICE void fence_for_tma_reads() {}
 };
 
 }  // namespace baton

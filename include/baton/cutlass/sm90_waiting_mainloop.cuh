@@ -14,9 +14,8 @@
 //      ahead into every pipeline slot that is free, up to a whole pipeline: the weights never
 //      wait for the activations.
 //   2. A(k) ready: with HorizonWaits a compare of k with the horizon last read (a shared-memory
-//      load only when k reaches it), and one fence.proxy.async.global per horizon advance: the
-//      TMA (async proxy) read of A must see what the sync warp's acquires made visible (generic
-//      proxy). No semaphore load, no footprint arithmetic on this thread.
+//      atomic only when k reaches it). No semaphore load, no footprint arithmetic and no proxy
+//      fence on this thread: the sync lanes fence after their acquires, before they publish.
 //   3. TMA-load A(k) into the same slot; its mbarrier was armed for A+B bytes when the slot was
 //      acquired, so the MMA warps see the slot full only when both have landed.
 //
@@ -162,7 +161,7 @@ struct WaitingMainloop : BaseMainloop {
             break;
           }
         }
-        waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy)
+        waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy), where the waiter's thread acquired
       }
       auto* bar = pipeline.producer_get_barrier(write_a);
       copy(params.tma_load_a.with(*bar, mcast_mask_a), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));

@@ -49,12 +49,15 @@ BATON_HOST_DEVICE uint64_t load_relaxed_gpu(const uint64_t* p) {
 #endif
 }
 
-// ld.acquire.cta / st.release.cta on a word shared by the threads of one CTA (shared memory, by a
-// generic address): a horizon published by one warp and read by another (baton/horizon.hpp).
+// Acquire load / release store at CTA scope on a word shared by the threads of one CTA (shared
+// memory, by a generic address): a horizon published by one warp and read by another
+// (baton/horizon.hpp). On the device they are atomics (atom.acquire.cta.or 0, atom.release.cta.exch),
+// not ld.acquire / st.release: compute-sanitizer's racecheck reports a st.release/ld.acquire pair on
+// shared memory as a hazard, and counts atomics as synchronization.
 BATON_HOST_DEVICE uint32_t load_acquire_cta(const uint32_t* p) {
 #if BATON_DEVICE_PASS
   uint32_t v;
-  asm volatile("ld.acquire.cta.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("atom.acquire.cta.or.b32 %0, [%1], 0;" : "=r"(v) : "l"(p) : "memory");
   return v;
 #else
   return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(p)).load(std::memory_order_acquire);
@@ -62,7 +65,7 @@ BATON_HOST_DEVICE uint32_t load_acquire_cta(const uint32_t* p) {
 }
 BATON_HOST_DEVICE void store_release_cta(uint32_t* p, uint32_t v) {
 #if BATON_DEVICE_PASS
-  asm volatile("st.release.cta.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  asm volatile("{ .reg .b32 old; atom.release.cta.exch.b32 old, [%0], %1; }" ::"l"(p), "r"(v) : "memory");
 #else
   std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_release);
 #endif
