@@ -1,5 +1,12 @@
-execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+# BATON_COMMIT (environment) names the commit where git cannot: a copy of the working tree whose
+# .git is stale or absent (the device machine's copy of a session's checkout).
+if(DEFINED ENV{BATON_COMMIT} AND NOT "$ENV{BATON_COMMIT}" STREQUAL "")
+  set(commit "$ENV{BATON_COMMIT}")
+  set(rc 0)
+else()
+  execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
+                  OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 endif()

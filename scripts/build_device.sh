@@ -5,6 +5,7 @@
 #                         3 GiB of memory: a CUTLASS sm90 instantiation takes about 3 GB)
 #   BATON_CUTLASS_DIR=D   a CUTLASS 4.2 tree (D/include, D/tools/util/include) instead of pip (offline machines)
 #   GTEST_ROOT=D          GoogleTest under D/include, D/lib when it is not installed system-wide
+#   BATON_COMMIT=C        the commit to record when git cannot tell (a copied working tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -26,5 +27,5 @@ cmake --build --preset default -j "$jobs" --target baton_device_tests baton_benc
 rm -rf .device/bin && mkdir -p .device/bin
 cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp .device/bin/
 cp scripts/plot_timeline.py scripts/plot_bench.py .device/bin/
-git describe --always --dirty --abbrev=12 > .device/bin/COMMIT
+echo "${BATON_COMMIT:-$(git describe --always --dirty --abbrev=12)}" > .device/bin/COMMIT
 du -sh .device/bin
