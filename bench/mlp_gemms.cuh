@@ -1,6 +1,6 @@
-// bench/mlp_gemms.cuh — the sm90 GEMM kernels of the MLP benchmark (bench/mlp.cu), declared here and
-// instantiated one per translation unit (bench/mlp_gemm*.cu: ~40 s and ~3 GB of compiler memory
-// each, so `-j 2` builds them side by side). mlp.cu only sees these declarations.
+// bench/mlp_gemms.cuh — the sm90 GEMM kernels of the MLP benchmark (bench/mlp.cu): the op's kernels
+// from the library baton::mlp_kernels (kernels/mlp/, one per translation unit, baton/ops/mlp_compiled.cuh)
+// under the names the benchmark uses, plus the CUTLASS GemmUniversal baselines (mlp_streamk_*.cu).
 //
 //   GEMM1  Y = GeLU(X W1^T)   Config1 (GeLU fused in the epilogue)             GPT-3 style
 //          Y = SiLU(X Wg^T) * (X Wu^T)  SwiConfig1 (one GEMM over interleaved
@@ -12,13 +12,19 @@
 
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
-#include "baton/ops/mlp.cuh"
+#include "baton/ops/mlp_compiled.cuh"
 
 #include <memory>
 
 namespace baton_bench::mlp {
 
-// The op's kernel types (baton/ops/mlp.cuh); the bench compiles each kernel in its own TU.
+// One of the library's kernels (a link error names a combination kernels/mlp/kernels.cmake lacks).
+template <bool GridDependencyWait, bool WeightsFirst, class S, class C>
+baton::result<baton::StageLaunch> compiled(const S& s, const baton::sm90::GemmArguments<C>& a) {
+  return baton::ops::mlp_kernels::compiled_launch<C, S, GridDependencyWait, WeightsFirst>(s, a);
+}
+
+// The op's kernel types (baton/ops/mlp.cuh).
 using bf16 = ::cutlass::bfloat16_t;
 using Tile = baton::ops::mlp_kernels::Tile;
 using Config1 = baton::ops::mlp_kernels::GeluConfig;
@@ -50,20 +56,42 @@ template <class P>
 using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 
 // GEMM1 (GeLU): plain, or posting each tile to a policy's semaphores.
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a);      // mlp_gemm1_plain.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const Args1& a);  // mlp_gemm1_kblock.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const Args1& a);     // mlp_gemm1_row.cu
+inline baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const Args1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const Args1& a) {
+  return compiled<false, false>(s, a);
+}
 // GEMM1 (SwiGLU): the same three.
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const SwiArgs1& a);             // mlp_gemm1_swiglu_plain.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const SwiArgs1& a);  // mlp_gemm1_swiglu_kblock.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const SwiArgs1& a);     // mlp_gemm1_swiglu_row.cu
+inline baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const SwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const SwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const SwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
 // GEMM2: plain; plain with griddepcontrol.wait before its loads (PDL baseline); or waiting on a policy.
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a);       // mlp_gemm2_plain.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl.cu
+inline baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a) {
+  return compiled<true, false>(s, a);
+}
 // ... and the op's PDL form: weights into the pipeline first, then griddepcontrol.wait before Y's loads.
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pdl_weights_first_launch(const PlainStage& s, const Args2& a);  // mlp_gemm2_pdl_wf.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandKBlock>& s, const Args2& a);  // mlp_gemm2_kblock.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandRow>& s, const Args2& a);     // mlp_gemm2_row.cu
+inline baton::result<baton::StageLaunch> gemm2_pdl_weights_first_launch(const PlainStage& s, const Args2& a) {
+  return compiled<true, true>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandKBlock>& s, const Args2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandRow>& s, const Args2& a) {
+  return compiled<false, false>(s, a);
+}
 
 // 128x256 tiles (2x the MMAs of 128x128 for 1.5x the shared-memory fills): plain stages only, for
 // the op's wide GEMMs and the cutlass-wide-graph / cutlass-wide2-graph variants (mlp_wide_*.cu).
@@ -73,11 +101,18 @@ using WideConfig2 = baton::ops::mlp_kernels::WideDownConfig;
 using WideArgs1 = baton::sm90::GemmArguments<WideConfig1>;
 using WideSwiArgs1 = baton::sm90::GemmArguments<WideSwiConfig1>;
 using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a);     // mlp_wide_gemm1.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a);  // mlp_wide_gemm1_swiglu.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a);     // mlp_wide_gemm2.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_wide_pdl_weights_first_launch(const PlainStage& s,
-                                                                                   const WideArgs2& a);  // mlp_wide_gemm2_pdl_wf.cu
+inline baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_wide_pdl_weights_first_launch(const PlainStage& s, const WideArgs2& a) {
+  return compiled<true, true>(s, a);
+}
 // 128x192 tiles, the same way (the op's mid-width GEMMs).
 using MidConfig1 = baton::ops::mlp_kernels::MidGeluConfig;
 using MidSwiConfig1 = baton::ops::mlp_kernels::MidSwiGluConfig;
@@ -85,11 +120,18 @@ using MidConfig2 = baton::ops::mlp_kernels::MidDownConfig;
 using MidArgs1 = baton::sm90::GemmArguments<MidConfig1>;
 using MidSwiArgs1 = baton::sm90::GemmArguments<MidSwiConfig1>;
 using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a);     // mlp_mid_gemm1.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a);  // mlp_mid_gemm1_swiglu.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a);     // mlp_mid_gemm2.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_mid_pdl_weights_first_launch(const PlainStage& s,
-                                                                                  const MidArgs2& a);  // mlp_mid_gemm2_pdl_wf.cu
+inline baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_mid_pdl_weights_first_launch(const PlainStage& s, const MidArgs2& a) {
+  return compiled<true, true>(s, a);
+}
 // 128x96 tiles, the same way (the op's narrow GEMMs: 4/3 the tiles of 128x128, for grids that
 // fill a wave better).
 using NarrowConfig1 = baton::ops::mlp_kernels::NarrowGeluConfig;
@@ -98,11 +140,18 @@ using NarrowConfig2 = baton::ops::mlp_kernels::NarrowDownConfig;
 using NarrowArgs1 = baton::sm90::GemmArguments<NarrowConfig1>;
 using NarrowSwiArgs1 = baton::sm90::GemmArguments<NarrowSwiConfig1>;
 using NarrowArgs2 = baton::sm90::GemmArguments<NarrowConfig2>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowArgs1& a);     // mlp_narrow_gemm1.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a);  // mlp_narrow_gemm1_swiglu.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a);     // mlp_narrow_gemm2.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s,
-                                                                                     const NarrowArgs2& a);  // mlp_narrow_gemm2_pdl_wf.cu
+inline baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s, const NarrowArgs2& a) {
+  return compiled<true, true>(s, a);
+}
 // 128x96 tiles as CTA pairs (1x2 clusters, A multicast; MlpOptions::cta_pairs).
 using PairConfig1 = baton::ops::mlp_kernels::PairGeluConfig;
 using PairSwiConfig1 = baton::ops::mlp_kernels::PairSwiGluConfig;
@@ -110,20 +159,33 @@ using PairConfig2 = baton::ops::mlp_kernels::PairDownConfig;
 using PairArgs1 = baton::sm90::GemmArguments<PairConfig1>;
 using PairSwiArgs1 = baton::sm90::GemmArguments<PairSwiConfig1>;
 using PairArgs2 = baton::sm90::GemmArguments<PairConfig2>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairArgs1& a);     // mlp_pair_gemm1.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairSwiArgs1& a);  // mlp_pair_gemm1_swiglu.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pair_launch(const PlainStage& s, const PairArgs2& a);     // mlp_pair_gemm2.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_pair_pdl_weights_first_launch(const PlainStage& s,
-                                                                                   const PairArgs2& a);  // mlp_pair_gemm2_pdl_wf.cu
+inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairSwiArgs1& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_pair_launch(const PlainStage& s, const PairArgs2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_pair_pdl_weights_first_launch(const PlainStage& s, const PairArgs2& a) {
+  return compiled<true, true>(s, a);
+}
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a);      // mlp_swap_gemm2.cu
-[[nodiscard]] baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a);  // mlp_swap_gemm2_pdl.cu
+inline baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a) {
+  return compiled<false, false>(s, a);
+}
+inline baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a) {
+  return compiled<true, false>(s, a);
+}
 // The swapped decode GEMM1 with GeLU (W1 x X^T, Y column-major as Y^T).
 using SwapConfig1 = baton::ops::mlp_kernels::SwapGeluConfig;
 using SwapArgs1 = baton::sm90::GemmArguments<SwapConfig1>;
-[[nodiscard]] baton::result<baton::StageLaunch> gemm1_swap_launch(const PlainStage& s, const SwapArgs1& a);  // mlp_swap_gemm1.cu
+inline baton::result<baton::StageLaunch> gemm1_swap_launch(const PlainStage& s, const SwapArgs1& a) {
+  return compiled<false, false>(s, a);
+}
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as
 // Config1 / Config2: a persistent kernel whose scheduler decomposes the work per `mode`.
@@ -142,49 +204,8 @@ class UniversalGemm {
                                                                                 bf16* d, SchedulerMode mode, int sms,
                                                                                 cudaStream_t stream);  // mlp_streamk_plain.cu
 
-// The kernel set of baton::ops::Mlp, forwarding to the instantiations above.
+// The kernel set of baton::ops::Mlp: the library's (baton::mlp_kernels).
 template <baton::ops::activation A>
-struct OpKernels {
-  template <class S, class UpArgs>
-  static baton::result<baton::StageLaunch> up(const S& s, const UpArgs& a) { return gemm1_launch(s, a); }
-  template <class S>
-  static baton::result<baton::StageLaunch> down(const S& s, const Args2& a) { return gemm2_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_after_grid(const PlainStage& s, const Args2& a) {
-    return gemm2_pdl_weights_first_launch(s, a);
-  }
-  template <class WideUpArgs>
-  static baton::result<baton::StageLaunch> up_wide(const PlainStage& s, const WideUpArgs& a) { return gemm1_wide_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_wide(const PlainStage& s, const WideArgs2& a) { return gemm2_wide_launch(s, a); }
-  template <class MidUpArgs>
-  static baton::result<baton::StageLaunch> up_mid(const PlainStage& s, const MidUpArgs& a) { return gemm1_mid_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_mid(const PlainStage& s, const MidArgs2& a) { return gemm2_mid_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_mid_after_grid(const PlainStage& s, const MidArgs2& a) {
-    return gemm2_mid_pdl_weights_first_launch(s, a);
-  }
-  static baton::result<baton::StageLaunch> down_wide_after_grid(const PlainStage& s, const WideArgs2& a) {
-    return gemm2_wide_pdl_weights_first_launch(s, a);
-  }
-  template <class NarrowUpArgs>
-  static baton::result<baton::StageLaunch> up_narrow(const PlainStage& s, const NarrowUpArgs& a) {
-    return gemm1_narrow_launch(s, a);
-  }
-  static baton::result<baton::StageLaunch> down_narrow(const PlainStage& s, const NarrowArgs2& a) {
-    return gemm2_narrow_launch(s, a);
-  }
-  static baton::result<baton::StageLaunch> down_narrow_after_grid(const PlainStage& s, const NarrowArgs2& a) {
-    return gemm2_narrow_pdl_weights_first_launch(s, a);
-  }
-  template <class PairUpArgs>
-  static baton::result<baton::StageLaunch> up_pair(const PlainStage& s, const PairUpArgs& a) { return gemm1_pair_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_pair(const PlainStage& s, const PairArgs2& a) { return gemm2_pair_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_pair_after_grid(const PlainStage& s, const PairArgs2& a) {
-    return gemm2_pair_pdl_weights_first_launch(s, a);
-  }
-  static baton::result<baton::StageLaunch> down_swapped(const PlainStage& s, const SwapArgs2& a) { return gemm2_swap_launch(s, a); }
-  static baton::result<baton::StageLaunch> up_swapped(const PlainStage& s, const SwapArgs1& a) { return gemm1_swap_launch(s, a); }
-  static baton::result<baton::StageLaunch> down_swapped_after_grid(const PlainStage& s, const SwapArgs2& a) {
-    return gemm2_swap_pdl_launch(s, a);
-  }
-};
+using OpKernels = baton::ops::mlp_kernels::Compiled<A>;
 
 }  // namespace baton_bench::mlp

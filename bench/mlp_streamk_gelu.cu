@@ -1,5 +1,5 @@
 // The CUTLASS GemmUniversal baseline (GeLU epilogue, GEMM1 of the GPT-3 MLP).
-// One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh).
+// One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh; target baton_bench_universal).
 #include "mlp_universal.cuh"
 
 namespace baton_bench::mlp {

@@ -1,5 +1,5 @@
 // The CUTLASS GemmUniversal baseline (plain epilogue: GEMM2, and GEMM1 of the LLaMA MLP before its SwiGLU kernel).
-// One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh).
+// One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh; target baton_bench_universal).
 #include "mlp_universal.cuh"
 
 namespace baton_bench::mlp {

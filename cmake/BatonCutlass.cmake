@@ -37,5 +37,6 @@ function(baton_find_cutlass)
   add_library(baton::cutlass ALIAS baton_cutlass)
   target_include_directories(baton_cutlass SYSTEM INTERFACE "${inc}" "${util}")
   set(BATON_CUTLASS_INCLUDE "${inc}" PARENT_SCOPE)
+  set(BATON_CUTLASS_INCLUDE_DIRS "${inc};${util}" PARENT_SCOPE)  # recorded in batonConfig.cmake
   message(STATUS "baton: CUTLASS headers: ${inc}")
 endfunction()

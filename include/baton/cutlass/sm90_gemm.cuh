@@ -54,7 +54,9 @@
 // (NextWeights), so HBM keeps streaming weights across a decode chain's kernel boundary.
 #pragma once
 
-#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+#if !__has_include(<cutlass/cutlass.h>)
+#error "baton/cutlass/sm90_gemm.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -935,5 +937,3 @@ class Gemm {
 };
 
 }  // namespace baton::sm90
-
-#endif  // __has_include(<cutlass/cutlass.h>)

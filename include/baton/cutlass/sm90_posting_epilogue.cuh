@@ -17,7 +17,9 @@
 // The fusion (alpha/beta, GeLU, ...) runs inside store(); it is the FusionOp of the collective.
 #pragma once
 
-#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+#if !__has_include(<cutlass/cutlass.h>)
+#error "baton/cutlass/sm90_posting_epilogue.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
+#endif
 
 #include <cstdint>
 
@@ -78,5 +80,3 @@ struct PostingEpilogue : BaseEpilogue {
 };
 
 }  // namespace baton::sm90
-
-#endif  // __has_include(<cutlass/cutlass.h>)

@@ -25,7 +25,9 @@
 // atoms, partitioning and pipeline are still the collective's own.
 #pragma once
 
-#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+#if !__has_include(<cutlass/cutlass.h>)
+#error "baton/cutlass/sm90_waiting_mainloop.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
+#endif
 
 #include <concepts>
 #include <cstdint>
@@ -172,5 +174,3 @@ struct WaitingMainloop : BaseMainloop {
 };
 
 }  // namespace baton::sm90
-
-#endif  // __has_include(<cutlass/cutlass.h>)

@@ -18,16 +18,18 @@
 // launched; the plan's log line is printed (MlpRunOptions::log) and kept
 // (plan().log_line()).
 //
-// Kernels: the GEMM instantiations. The default (mlp_kernels::Inline<Act>) instantiates them in the
-// including translation unit: 8 GEMM1 + 14 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96
-// pairs, 128x192, 128x256, swapped (GeLU); down: the same but the swapped one plain and PDL-waiting,
-// and PDL-waiting ones of every width),
-// ~1 min and ~3 GB of compiler memory each.
-// A build that wants them in separate translation units (bench/mlp_gemms.cuh does) passes its own
-// type with the same static member functions.
+// Kernels: the GEMM instantiations, a type satisfying mlp_kernels::MlpKernelSet. The default
+// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 8 GEMM1 + 14
+// GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256, swapped (GeLU);
+// down: the same but the swapped one plain and PDL-waiting, and PDL-waiting ones of every width),
+// ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
+// links them from the library baton::mlp_kernels instead, compiled once, one kernel per
+// translation unit.
 #pragma once
 
-#if __has_include(<cutlass/cutlass.h>)  // CUTLASS 4.2 on the include path (link baton::cutlass)
+#if !__has_include(<cutlass/cutlass.h>)
+#error "baton/ops/mlp.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -211,6 +213,51 @@ struct Inline {
     return sm90::Gemm<SwapDownConfig, PlainStage, /*GridDependencyWait=*/true>::make_launch(s, a);
   }
 };
+// What a kernel set of Mlp<A, Kernels> provides: static functions that make the StageLaunch of each
+// GEMM the op may plan (the argument types say which configuration and stage). Inline<A> instantiates
+// them where the op is used; Compiled<A> (baton/ops/mlp_compiled.cuh, target baton::mlp_kernels)
+// links them from the library, one kernel per translation unit.
+template <class K, activation A>
+concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBlock>& up_kblock,
+                                const ProducerStage<Row>& up_row, const ConsumerStage<KBlock>& down_kblock,
+                                const ConsumerStage<Row>& down_row, const sm90::GemmArguments<UpConfig<A>>& up,
+                                const sm90::GemmArguments<DownConfig>& down,
+                                const sm90::GemmArguments<WideUpConfig<A>>& up_wide,
+                                const sm90::GemmArguments<WideDownConfig>& down_wide,
+                                const sm90::GemmArguments<MidUpConfig<A>>& up_mid,
+                                const sm90::GemmArguments<MidDownConfig>& down_mid,
+                                const sm90::GemmArguments<NarrowUpConfig<A>>& up_narrow,
+                                const sm90::GemmArguments<NarrowDownConfig>& down_narrow,
+                                const sm90::GemmArguments<PairUpConfig<A>>& up_pair,
+                                const sm90::GemmArguments<PairDownConfig>& down_pair,
+                                const sm90::GemmArguments<SwapGeluConfig>& up_swapped,
+                                const sm90::GemmArguments<SwapDownConfig>& down_swapped) {
+  { K::up(plain, up) } -> std::same_as<result<StageLaunch>>;
+  { K::up(up_kblock, up) } -> std::same_as<result<StageLaunch>>;
+  { K::up(up_row, up) } -> std::same_as<result<StageLaunch>>;
+  { K::down(plain, down) } -> std::same_as<result<StageLaunch>>;
+  { K::down(down_kblock, down) } -> std::same_as<result<StageLaunch>>;
+  { K::down(down_row, down) } -> std::same_as<result<StageLaunch>>;
+  { K::down_after_grid(plain, down) } -> std::same_as<result<StageLaunch>>;
+  { K::up_wide(plain, up_wide) } -> std::same_as<result<StageLaunch>>;
+  { K::down_wide(plain, down_wide) } -> std::same_as<result<StageLaunch>>;
+  { K::down_wide_after_grid(plain, down_wide) } -> std::same_as<result<StageLaunch>>;
+  { K::up_mid(plain, up_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::down_mid(plain, down_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::down_mid_after_grid(plain, down_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::up_narrow(plain, up_narrow) } -> std::same_as<result<StageLaunch>>;
+  { K::down_narrow(plain, down_narrow) } -> std::same_as<result<StageLaunch>>;
+  { K::down_narrow_after_grid(plain, down_narrow) } -> std::same_as<result<StageLaunch>>;
+  { K::up_pair(plain, up_pair) } -> std::same_as<result<StageLaunch>>;
+  { K::down_pair(plain, down_pair) } -> std::same_as<result<StageLaunch>>;
+  { K::down_pair_after_grid(plain, down_pair) } -> std::same_as<result<StageLaunch>>;
+  { K::down_swapped(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
+  { K::down_swapped_after_grid(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
+} && (A != activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
+  { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
+});
+static_assert(MlpKernelSet<Inline<activation::gelu>, activation::gelu> &&
+              MlpKernelSet<Inline<activation::swiglu>, activation::swiglu>);
 }  // namespace mlp_kernels
 
 // Non-owning bf16 device pointers, 16-byte aligned (TMA).
@@ -247,6 +294,9 @@ struct MlpRunOptions {
 
 template <activation Act, class Kernels = mlp_kernels::Inline<Act>>
 class Mlp {
+  static_assert(mlp_kernels::MlpKernelSet<Kernels, Act>,
+                "baton::ops::Mlp<Act, Kernels>: Kernels must provide every launch function of "
+                "baton::ops::mlp_kernels::MlpKernelSet (see mlp_kernels::Inline for the list)");
  public:
   using bf16 = mlp_kernels::bf16;
   using UpArgs = sm90::GemmArguments<mlp_kernels::UpConfig<Act>>;
@@ -678,5 +728,3 @@ class Mlp {
 };
 
 }  // namespace baton::ops
-
-#endif  // __has_include(<cutlass/cutlass.h>)

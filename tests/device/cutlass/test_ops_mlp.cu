@@ -1,6 +1,6 @@
-// Device tests (label gpu) of the MLP op, baton::ops::Mlp (include/baton/ops/mlp.cuh), built on the
-// same kernel instantiations the MLP benchmark times (bench/mlp_gemm*.cu, library
-// baton_mlp_kernels), so what is measured is what is tested:
+// Device tests (label gpu) of the MLP op, baton::ops::Mlp (include/baton/ops/mlp.cuh), as
+// baton::ops::CompiledMlp over the library baton::mlp_kernels (kernels/mlp/), the kernels the MLP
+// benchmark times, so what is measured is what is tested:
 //   * both activations (GeLU; SwiGLU over interleaved gate/up weights) x every policy the op has
 //     (none, row, kblock, automatic) x ragged shapes: M = 1, 17, 200, 1000 with H = 520 and F = 344
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
@@ -35,7 +35,7 @@
 
 #include "../device_test_util.cuh"
 #include "random_bf16.hpp"
-#include "mlp_gemms.cuh"  // bench/: the op's kernel set (OpKernels<A>) over the benchmark's instantiations
+#include "baton/ops/mlp_compiled.cuh"  // the op over the library's kernels (baton::mlp_kernels)
 
 using namespace baton;
 using baton::ops::activation;
@@ -45,7 +45,7 @@ using bf16 = ::cutlass::bfloat16_t;
 namespace {
 
 template <activation A>
-using TestMlp = ops::Mlp<A, baton_bench::mlp::OpKernels<A>>;
+using TestMlp = ops::CompiledMlp<A>;
 
 using bt::random_bf16;
 

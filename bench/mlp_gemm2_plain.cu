@@ -1,9 +1,0 @@
-// GEMM2 Z = Y W2^T without baton edges (cutlass-stream, cutlass-graph).
-// One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh).
-#include "mlp_gemms.cuh"
-
-namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a) {
-  return baton::sm90::Gemm<Config2, PlainStage>::make_launch(s, a);
-}
-}  // namespace baton_bench::mlp

@@ -1,9 +1,0 @@
-// GEMM2 Z = Y W2^T, 128x192 tiles, without baton edges.
-// One kernel instantiation of bench/mlp.cu and baton::ops::Mlp (declared in mlp_gemms.cuh).
-#include "mlp_gemms.cuh"
-
-namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a) {
-  return baton::sm90::Gemm<MidConfig2, PlainStage>::make_launch(s, a);
-}
-}  // namespace baton_bench::mlp

@@ -1,9 +1,0 @@
-// GEMM1 Y = SiLU(X Wg^T) * (X Wu^T), 128x96 tiles (48 output columns), without baton edges.
-// One kernel instantiation of bench/mlp.cu and baton::ops::Mlp (declared in mlp_gemms.cuh).
-#include "mlp_gemms.cuh"
-
-namespace baton_bench::mlp {
-baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a) {
-  return baton::sm90::Gemm<NarrowSwiConfig1, PlainStage>::make_launch(s, a);
-}
-}  // namespace baton_bench::mlp

@@ -1,0 +1,95 @@
+// baton/ops/mlp_compiled.cuh — baton::ops::Mlp over kernels compiled once, in the library
+// baton::mlp_kernels (CMake: target_link_libraries(app PRIVATE baton::mlp_kernels)).
+//
+//   using Mlp = baton::ops::CompiledMlp<baton::ops::activation::swiglu>;
+//   auto mlp = Mlp::create(shape, tensors, stream);   // as baton::ops::Mlp; no kernel compiled here
+//
+// The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 22 kernels in the
+// including translation unit (~1 min and ~3 GB of compiler memory each). Here they are only
+// declared: compiled_launch<Config, Stage, GridDependencyWait, WeightsFirst> has no definition in
+// any header a user includes, and the library defines one explicit instantiation per translation
+// unit, from the table in kernels/mlp/kernels.cmake. A combination missing from the table is a
+// link error naming it.
+#pragma once
+
+#include "baton/ops/mlp.cuh"
+
+namespace baton::ops {
+namespace mlp_kernels {
+
+// The StageLaunch of sm90::Gemm<Config, StageT, GridDependencyWait, WeightsFirst>; defined in
+// baton::mlp_kernels only (kernels/mlp/compiled_launch.cuh).
+template <class Config, class StageT, bool GridDependencyWait, bool WeightsFirst>
+result<StageLaunch> compiled_launch(const StageT& s, const sm90::GemmArguments<Config>& a);
+
+// The kernel set of CompiledMlp<A>: every member of MlpKernelSet, forwarding to the library.
+template <activation A>
+struct Compiled {
+  template <class Config, class S, bool G = false, bool W = false>
+  static result<StageLaunch> launch(const S& s, const sm90::GemmArguments<Config>& a) {
+    return compiled_launch<Config, S, G, W>(s, a);
+  }
+  template <class S>
+  static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) { return launch<UpConfig<A>>(s, a); }
+  template <class S>
+  static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) { return launch<DownConfig>(s, a); }
+  static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
+    return launch<DownConfig, PlainStage, true, true>(s, a);
+  }
+  static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
+    return launch<WideUpConfig<A>>(s, a);
+  }
+  static result<StageLaunch> down_wide(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
+    return launch<WideDownConfig>(s, a);
+  }
+  static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
+    return launch<WideDownConfig, PlainStage, true, true>(s, a);
+  }
+  static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
+    return launch<MidUpConfig<A>>(s, a);
+  }
+  static result<StageLaunch> down_mid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
+    return launch<MidDownConfig>(s, a);
+  }
+  static result<StageLaunch> down_mid_after_grid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
+    return launch<MidDownConfig, PlainStage, true, true>(s, a);
+  }
+  static result<StageLaunch> up_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowUpConfig<A>>& a) {
+    return launch<NarrowUpConfig<A>>(s, a);
+  }
+  static result<StageLaunch> down_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
+    return launch<NarrowDownConfig>(s, a);
+  }
+  static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
+    return launch<NarrowDownConfig, PlainStage, true, true>(s, a);
+  }
+  static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {
+    return launch<PairUpConfig<A>>(s, a);
+  }
+  static result<StageLaunch> down_pair(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
+    return launch<PairDownConfig>(s, a);
+  }
+  static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
+    return launch<PairDownConfig, PlainStage, true, true>(s, a);
+  }
+  static result<StageLaunch> up_swapped(const PlainStage& s, const sm90::GemmArguments<SwapGeluConfig>& a) {
+    return launch<SwapGeluConfig>(s, a);
+  }
+  static result<StageLaunch> down_swapped(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
+    return launch<SwapDownConfig>(s, a);
+  }
+  // PDL-launched: griddepcontrol.wait before any load (the swapped GEMM2's B is Y).
+  static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
+    return launch<SwapDownConfig, PlainStage, true, false>(s, a);
+  }
+};
+static_assert(MlpKernelSet<Compiled<activation::gelu>, activation::gelu> &&
+              MlpKernelSet<Compiled<activation::swiglu>, activation::swiglu>);
+
+}  // namespace mlp_kernels
+
+// The op over baton::mlp_kernels.
+template <activation A>
+using CompiledMlp = Mlp<A, mlp_kernels::Compiled<A>>;
+
+}  // namespace baton::ops
