@@ -39,7 +39,7 @@ int main() {
   cudaMemcpy(z.data(), dz, z.size() * sizeof(bf16), cudaMemcpyDeviceToHost);
   double num = 0, den = 0;
   for (int i : {0, m / 2, m - 1}) {
-    std::vector<double> y(size_t(f));
+    std::vector<double> y(static_cast<size_t>(f));
     for (int j = 0; j < f; ++j) {
       double a = 0;
       for (int k = 0; k < h; ++k) a += double(float(x[size_t(i) * h + k])) * double(float(w1[size_t(j) * h + k]));
