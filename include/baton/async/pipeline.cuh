@@ -53,10 +53,8 @@ struct pipeline_options {
   int buffers = 3;          // K: 2 = double buffering, 3 = triple buffering
   // Host threads copying pageable data into (and, as many again, out of) pinned staging slabs;
   // 0: std::thread::hardware_concurrency(). One thread's memcpy is latency-bound far below the
-  // memory's bandwidth: on the H200 machine (16 cores) 1 GiB pageable -> pinned took 171 ms with 1
-  // thread, 44 ms with 8 and 29 ms with 16, and the pageable pipeline 59 ms with 8 per side and
-  // 52 ms with 16 (run 28: bench/results/h200/history/run28-gen-before-unroll/async.csv; run 29,
-  // the top-level async.csv, agrees). Created at the first pageable use.
+  // memory's bandwidth, so more threads copy faster up to about one per core (measured in
+  // docs/async.md, with async.csv). Created at the first pageable use.
   int staging_threads = 0;
 };
 

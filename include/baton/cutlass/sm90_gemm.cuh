@@ -369,7 +369,7 @@ struct GemmKernel {
     // 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives are built for 1 x 2 x 1 (A
     // multicast along N). PipelineTmaAsync decides which CTAs' empty barriers a consumer arrives on
     // from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA of a pair (cluster_ctaid.x = 1)
-    // would skip its own barrier and both would wait forever (run 26 on the H200: every pair test hung).
+    // would skip its own barrier and both would wait forever (docs/cutlass.md, "CTA pairs").
     MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
                                        cute::Shape<cute::Int<kClusterN>, cute::_1, cute::_1>{});
 
@@ -795,17 +795,16 @@ class Gemm {
 
  private:
   // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, so TMA zero-fills
-  // up to 127 out-of-bounds rows per k-block. On the H200 the unmodified kernel ran 1.6x slower at
-  // m = 1 than at m = 128 (run 7); this change and the idle MMA half together took the GPT-3 MLP
-  // at m = 1 from 174 to 81 us (run 12). Their separate shares were not measured. For m < tile_m the
+  // up to 127 out-of-bounds rows per k-block, which costs more than the rows it replaces (measured in
+  // docs/cutlass.md, "Decode shapes"). For m < tile_m the
   // A descriptor is re-encoded with the smallest box of 8, 16, 32, 64, 80, 96 or 112 rows that covers
   // m: the same coordinates and shared-memory destination (the 128B
   // swizzle atom is 8 rows, so the box's rows land where the full box would put them), fewer
   // bytes; the pipeline's expected transaction bytes shrink to match. Rows past the box keep
   // stale shared memory; they only feed accumulator rows >= m, which are never stored.
-  // Since run 21 also for 64 < m < tile_m, in boxes of 80, 96 or 112 rows: the msweep of that run
-  // measured the MLP at m = 65 slower than at m = 128 with the full box (GPT-3 115 vs 93 us: the
-  // zero fill of 63 rows per k-block costs more than the rows it replaces).
+  // Also for 64 < m < tile_m, in boxes of 80, 96 or 112 rows: with the full box the MLP at m = 65
+  // measured slower than at m = 128 (the zero fill of 63 rows per k-block costs more than the rows
+  // it replaces).
   static void shorten_a_box_(Params& p, const Arguments& args) {
     if (args.m >= Config::tile_m || Config::tile_m <= 64 || Config::cluster_n > 1) return;
     if (args.m <= 8) shorten_a_box_to_<8>(p, args);

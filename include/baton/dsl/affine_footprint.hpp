@@ -97,11 +97,10 @@ struct AffineFootprint {
  private:
   // The producer warp calls this before every k-block's loads (and again while it polls), so
   // every loop runs to its compile-time bound behind a guard (BATON_UNROLL): fields are read at
-  // fixed offsets and the small arrays stay in registers. The first version walked accesses,
-  // dimensions and k-loop variables with runtime bounds and indices (local-memory arrays): the
-  // MLP's per-k-block waits ran 1.4-1.9x slower than with the hand-written GemmA (run 28). This
-  // form measured 1.2-1.7x (run 29; per-row waits 1.0-1.09x): still too slow, so batonc lowers
-  // GEMM-shaped edges to footprint::GemmA (dsl/analysis.hpp) and this serves the other forms.
+  // fixed offsets and the small arrays stay in registers (runtime bounds and indices put the
+  // arrays in local memory). Even so the generic evaluation is slower than footprint::GemmA's
+  // closed form (docs/batonc.md), so batonc lowers GEMM-shaped edges to footprint::GemmA
+  // (dsl/analysis.hpp) and this serves the other forms.
   // all_k: the union over every k-block (the extremes of an affine start lie at the loop ends).
   BATON_HOST_DEVICE constexpr TileRect rect_(Tile t, int k, bool all_k) const {
     int kv[kMaxKVars] = {0, 0, 0};  // k-block k's loop variables, last fastest

@@ -849,8 +849,8 @@ class Analyzer {
       // An edge of GEMM form (the consumer reads a row band and one k-block of columns of a 2-D
       // tensor the producer writes in tiles) is lowered to the built-in footprint::GemmA, for
       // every binding, else it keeps the generic dsl::AffineFootprint. The device evaluates the
-      // footprint before every k-block's loads: the generic one measured 1.2-1.9x slower MLPs with
-      // per-k-block waits on the H200 (runs 28-29, bench/results/h200/history/run29-affine-footprint).
+      // footprint before every k-block's loads: the generic one measured much slower MLPs with
+      // per-k-block waits on the H200 (docs/batonc.md).
       // The candidates are proven with the footprint they are emitted with. `sync ... @ affine`
       // keeps the generic one.
       const std::string fp_name = gemm_form_(e) ? "gemm_a" : "affine";

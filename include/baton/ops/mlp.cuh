@@ -286,9 +286,9 @@ struct MlpRunOptions {
   // per-event synchronization only.
   bool tune = false;
   int tune_iters = 40;
-  // Tuning also tries CTA pairs (MlpOptions::cta_pairs) from m = 128 on. Off by default: the CTA-pair
-  // kernels compile and pass the host tests but have not yet run on a GPU (stop 10 got no device
-  // machine after building them); bench/mlp.cu --cta-pairs and the op tests exercise them.
+  // Tuning also tries CTA pairs (MlpOptions::cta_pairs) from m = 128 on. Off by default: they
+  // measured level with the unpaired GEMMs (docs/mlp.md), so trying them only costs tuning time;
+  // bench/mlp.cu --cta-pairs and the op tests exercise them.
   bool tune_cta_pairs = false;
 };
 
@@ -419,7 +419,7 @@ class Mlp {
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
-    // At decode, the swapped GEMMs (off by default: measured slower, run 22), or the caller's
+    // At decode, the swapped GEMMs (off by default: measured slower, docs/mlp.md), or the caller's
     // swapped chain without them.
     if (bp.policy == mlp_policy::none && shape.m <= kMlpSwapTileN && !bp.swap_gemm1 && !bp.swap_gemm2) {
       cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 1, 0});
@@ -440,8 +440,8 @@ class Mlp {
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
     if (bp.policy == mlp_policy::none) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, bp.pdl ? 0 : 1});
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
-    // compute-bound shapes run at the power limit once the GPU is busy (run 17: SM clock 1410-1500
-    // MHz instead of 1980 at M >= 128, gpu-clocks.csv), so candidates timed one after the other from
+    // compute-bound shapes run at the power limit once the GPU is busy (the SM clock drops well below
+    // its maximum at M >= 128: docs/mlp.md, gpu-clocks.csv), so candidates timed one after the other from
     // an idle GPU would be ranked at different clocks than the workload runs at.
     std::vector<std::unique_ptr<Mlp>> ms;
     for (const Candidate& c : cands) {

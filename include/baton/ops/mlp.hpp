@@ -58,15 +58,15 @@ struct MlpOptions {
   int tile_n1 = 0, tile_n2 = 0;
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
   // k-blocks of every GEMM2 tile-part), meant to keep the weight stream going across the kernel
-  // boundary at decode. 0: off, the default: on the H200 it measured 0-2.5% slower at every decode
-  // shape with 8, 24 and 48 MB (run 21, bench/results/h200/history/run21-l2-prefetch).
+  // boundary at decode. 0: off, the default: on the H200 it measured slower at every decode shape
+  // with 8, 24 and 48 MB (docs/mlp.md, "The op").
   int l2_prefetch_mb = 0;
   // GEMM2 with its operands swapped (sm90 GEMM of W2 [H, F] times Y^T, D column-major = Z row-major,
   // tiles of 128 hidden units x kMlpSwapTileN tokens): at decode the 128-row token tile of the
   // plain GEMM is mostly padding and its shared-memory stages hold 16 KB of activations for 1 KB of
   // use, so the swapped form keeps ~1.7x more weight bytes in flight per SM (10 vs 6 pipeline
-  // stages). It measured 2-7% slower than the plain GEMM at every decode M on the H200 (run 22,
-  // bench/results/h200/history/run22-swapped), so it is off by default; MlpRunOptions::tune tries it
+  // stages). It measured slower than the plain GEMM at every decode M on the H200 (docs/mlp.md,
+  // "The op"), so it is off by default; MlpRunOptions::tune tries it
   // at m <= kMlpSwapTileN. 0: off; 1: on (policy none; GEMM2 then keeps 128-row tiles).
   int swap_gemm2 = 0;
   // The same for GEMM1 with the GeLU epilogue (X W1^T as W1 X^T, Y written column-major as Y^T;
@@ -109,17 +109,15 @@ inline constexpr int kMlpSwapTileN = 32;
 
 // Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
 // semaphores (policy none), on `sms` SMs.
-// - One row of tiles (m <= 128: decode): 96, with split-K chosen over its own tiles. Run 24
-//   (bench/results/h200/history/run24-narrow) timed every pair of widths at every M of both presets
-//   in the op's tuning: 128x96 for both GEMMs was the fastest at every M <= 128, 2-7% ahead of
-//   128x128 (GPT-3 m = 1: 78.1 vs 81.3 us; LLaMA m = 128: 49.0 vs 55.8 us).
+// - One row of tiles (m <= 128: decode): 96, with split-K chosen over its own tiles: with every
+//   pair of widths timed at every M of both presets, 128x96 for both GEMMs was the fastest at every
+//   M <= 128 (docs/mlp.md, "The op").
 // - More rows: the width w of {128, 96, 192, 256} with the least ceil(tiles_w / sms) x (w / 128) x
 //   speed_w, in units of one 128 x 128 tile's time. A wider tile does more MMAs per shared-memory
-//   fill: speed_256 = 0.9 was measured (run 16, history/run16-wide-experiment: GPT-3 / LLaMA
-//   m = 2048 6-8% faster with both GEMMs wide), speed_192 = 0.95 is interpolated and speed_96 = 1.0
-//   fits run 24 (96 for GEMM1 at m = 256 of both presets, not at m >= 512; never for GEMM2 there).
-//   Most of the effect at M = 256..1024 is how the tiles fill their waves: cuBLASLt's heuristic
-//   picks 96..256-wide tiles that make ~1.0, 2.0 or 4.0 waves (bench log, run 19). Ties keep 128.
+//   fill: speed_256 = 0.9 is measured, speed_192 = 0.95 interpolated and speed_96 = 1.0 fitted to the
+//   widths the tuning picks (docs/mlp.md, "The op", with the CSVs). Most of the effect at
+//   M = 256..1024 is how the tiles fill their waves: cuBLASLt's heuristic picks 96..256-wide tiles
+//   that make ~1.0, 2.0 or 4.0 waves (docs/mlp.md, "What cuBLASLt runs"). Ties keep 128.
 // MlpRunOptions::tune times every pair of widths on the GPU at hand.
 inline int mlp_tile_width(int rows, int n, int split, int sms) {
   if (rows < 1 || sms < 1) return kMlpTileN;
@@ -180,8 +178,8 @@ struct MlpPlan {
   }
 };
 
-// The automatic policy, from the H200 measurements (bench/results/h200/mlp-*.csv and the split-K /
-// tile-order sweeps in bench/results/h200/history/run10-sweep and run14-group-sweep, docs/mlp.md):
+// The automatic policy, from the H200 measurements (bench/results/h200/mlp-*.csv, the split-K and
+// tile-order sweeps and the wait path's cost: docs/mlp.md, docs/waits.md):
 // with these GEMMs, per-row waits measured 0-10% slower than two plain launches in a CUDA graph at
 // almost every M of both presets (the exception, LLaMA m = 512 with 2-row tile bands, is left to
 // MlpRunOptions::tune), and per-k-block waits 1.2-1.8x slower (an acquire per producer
