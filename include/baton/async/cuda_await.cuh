@@ -3,7 +3,8 @@
 //   gpu_context ctx{reactor, executor, events};           // once
 //   status s = co_await async::done(ctx, stream);         // all work enqueued on `stream` so far
 //   status s = co_await async::ready(ctx, event);         // a user-recorded event
-//   status s = co_await async::run_chain(ctx, chain, ws, stream, launches);   // a baton chain
+//   status s = co_await chain_runner(chain, ws, bytes)(ctx, stream, launches);  // a baton chain
+//                                                         // (baton/async/chain_await.cuh)
 //
 // Two completion modes (gpu_context::mode):
 //   poll           (default) a pooled event is recorded on the stream and the reactor polls it with
