@@ -48,6 +48,7 @@
 #include "baton/launch.cuh"
 #include "baton/ops/mlp.hpp"
 #include "baton/ops/mlp_policies.hpp"
+#include "baton/ops/tuner.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
 #include "baton/stage.hpp"
@@ -290,6 +291,12 @@ struct MlpRunOptions {
   // measured level with the unpaired GEMMs (docs/mlp.md), so trying them only costs tuning time;
   // bench/mlp.cu --cta-pairs and the op tests exercise them.
   bool tune_cta_pairs = false;
+  // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
+  // GPU model and SM count): a second create() of the same shape skips the timing and builds the
+  // plan found before. tune_cache_file: a file loaded before the lookup and saved after a new result,
+  // so later processes skip the tuning too (empty: this process only). tune_cache = false: always tune.
+  bool tune_cache = true;
+  std::string tune_cache_file;
 };
 
 template <activation Act, class Kernels = mlp_kernels::Inline<Act>>
@@ -390,6 +397,32 @@ class Mlp {
                                                            const MlpRunOptions& o, int sms) {
     auto base = plan_mlp(shape, sms, o.plan);
     if (!base.ok()) return base.error();
+    // The tuning cache: a plan found before for this shape, these options and this GPU.
+    std::string key;
+    if (o.tune_cache) {
+      int dev = 0;
+      cudaDeviceProp prop{};
+      BATON_TRY(cuda_status(cudaGetDevice(&dev), "baton::ops::mlp tuning: cudaGetDevice"));
+      BATON_TRY(cuda_status(cudaGetDeviceProperties(&prop, dev), "baton::ops::mlp tuning: cudaGetDeviceProperties"));
+      key = mlp_tune_key(shape, o.plan, tune_device_key(prop.name, prop.major, prop.minor, sms));
+      if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
+      if (auto hit = TuneCache::global().find(key)) {
+        auto cached = mlp_options_from_string(*hit);
+        if (cached.ok()) {
+          MlpRunOptions co = o;
+          co.tune = false;
+          co.log = false;
+          co.plan = cached.value();
+          auto m = create(shape, t, stream, co);
+          if (m.ok()) {
+            m.value()->plan_.reason = "tuned earlier on this GPU (tuning cache): " + *hit;
+            if (o.log) std::printf("%s\n", m.value()->plan_.log_line().c_str());
+            return m;
+          }
+        }
+        // A cached plan that no longer parses or builds (another baton version): tune again.
+      }
+    }
     struct Candidate {
       mlp_policy policy;
       int group_m;
@@ -444,6 +477,7 @@ class Mlp {
     // its maximum at M >= 128: docs/mlp.md, gpu-clocks.csv), so candidates timed one after the other from
     // an idle GPU would be ranked at different clocks than the workload runs at.
     std::vector<std::unique_ptr<Mlp>> ms;
+    std::vector<MlpOptions> built;  // the options each candidate was created with (for the cache)
     for (const Candidate& c : cands) {
       bool dup = false;  // group_m 2 == planned group, ...
       for (const Candidate& d : cands) {
@@ -473,6 +507,7 @@ class Mlp {
       auto m = create(shape, t, stream, co);
       if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
       ms.push_back(std::move(m.value()));
+      built.push_back(co.plan);
     }
     // Warm-up: ~50 ms of the planned chain (at least 3 passes, at most 2000).
     auto one = time_(*ms[0], stream, 1, 3);
@@ -508,6 +543,10 @@ class Mlp {
     }
     std::unique_ptr<Mlp> best = std::move(ms[best_i]);
     ms.clear();  // the other candidates' workspaces go now
+    if (o.tune_cache) {
+      BATON_TRY(TuneCache::global().put(key, mlp_options_to_string(built[best_i])).with_context("baton::ops::mlp tuning"));
+      if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().save(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
+    }
     best->plan_.reason = "tuned on this GPU (" + std::to_string(warm) + " warm-up passes, then the median of " +
                          std::to_string(kRounds) + " interleaved rounds of " + std::to_string(per_round) +
                          " passes each; the plan unless another is > 2% faster): " + tried;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -204,6 +205,66 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
 // Run 18 measured candidates within ~1% of each other swapping places between rounds and runs, and a
 // noise-picked row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph. Candidates with
 // no rounds score +infinity; with no candidates the answer is 0.
+// MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field,
+// "policy=row;split1=0;split2=0;group_m=2;tile_n1=128;tile_n2=128;l2_prefetch_mb=0;swap_gemm2=0;
+// swap_gemm1=0;pdl=-1;cta_pairs=0". Parsing refuses unknown, missing or malformed fields, naming them.
+inline std::string mlp_options_to_string(const MlpOptions& o) {
+  return std::string("policy=") + to_string(o.policy) + ";split1=" + std::to_string(o.split1) +
+         ";split2=" + std::to_string(o.split2) + ";group_m=" + std::to_string(o.group_m) +
+         ";tile_n1=" + std::to_string(o.tile_n1) + ";tile_n2=" + std::to_string(o.tile_n2) +
+         ";l2_prefetch_mb=" + std::to_string(o.l2_prefetch_mb) + ";swap_gemm2=" + std::to_string(o.swap_gemm2) +
+         ";swap_gemm1=" + std::to_string(o.swap_gemm1) + ";pdl=" + std::to_string(o.pdl) +
+         ";cta_pairs=" + std::to_string(o.cta_pairs);
+}
+inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
+  MlpOptions o;
+  int* const ints[] = {&o.split1, &o.split2, &o.group_m, &o.tile_n1, &o.tile_n2, &o.l2_prefetch_mb,
+                       &o.swap_gemm2, &o.swap_gemm1, &o.pdl, &o.cta_pairs};
+  const char* const names[] = {"split1", "split2", "group_m", "tile_n1", "tile_n2", "l2_prefetch_mb",
+                               "swap_gemm2", "swap_gemm1", "pdl", "cta_pairs"};
+  constexpr int kInts = 10;
+  unsigned seen = 0;  // bit i: ints[i]; bit kInts: policy
+  auto bad = [&](const std::string& why) { return status(errc::invalid_argument, "mlp options '" + text + "': " + why); };
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t q = text.find(';', p);
+    if (q == std::string::npos) q = text.size();
+    const std::string item = text.substr(p, q - p);
+    p = q + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return bad("'" + item + "' is not name=value");
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    if (k == "policy") {
+      if (v == "auto" || v == "automatic") o.policy = mlp_policy::automatic;
+      else if (v == "row") o.policy = mlp_policy::row;
+      else if (v == "kblock") o.policy = mlp_policy::kblock;
+      else if (v == "none") o.policy = mlp_policy::none;
+      else return bad("unknown policy '" + v + "'");
+      seen |= 1u << kInts;
+      continue;
+    }
+    int i = 0;
+    while (i < kInts && k != names[i]) ++i;
+    if (i == kInts) return bad("unknown field '" + k + "'");
+    char* end = nullptr;
+    const long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || x < -1 || x > (1L << 20)) return bad(k + " = '" + v + "' is not an integer in [-1, 2^20]");
+    *ints[i] = int(x);
+    seen |= 1u << i;
+  }
+  if (!(seen & (1u << kInts))) return bad("no policy");
+  for (int i = 0; i < kInts; ++i)
+    if (!(seen & (1u << i))) return bad(std::string("no ") + names[i]);
+  return o;
+}
+
+// The tuning cache's key of an Mlp: the shape, the options the caller asked for (what tuning starts
+// from) and the device (tune_device_key in tuner.hpp).
+inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, const std::string& device) {
+  return "mlp;m=" + std::to_string(s.m) + ";h=" + std::to_string(s.hidden) + ";f=" + std::to_string(s.ffn) +
+         ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device;
+}
+
 inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::vector<double>& medians,
                                 double margin = 0.02) {
   medians.assign(rounds.size(), std::numeric_limits<double>::infinity());

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -497,4 +498,61 @@ TEST_F(OpsMlpErrors, NextWeightsChecked) {
   }
 }
 
+}  // namespace
+
+namespace {
+// The tuning cache (MlpRunOptions::tune_cache, baton/ops/tuner.hpp): a second tuned create() of a
+// shape builds the plan found by the first without timing anything, bit-identical Z; with a cache
+// file, a "later process" (the global cache cleared) finds it too.
+TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache) {
+  if (!baton::require_device().ok()) GTEST_SKIP() << "no device";
+  constexpr int m = 40, h = 264, f = 344;
+  std::vector<bf16> hx(size_t(m) * h), hw1(size_t(f) * h), hw2(size_t(h) * f);
+  unsigned r = 7;
+  auto rnd = [&] { r = r * 1664525u + 1013904223u; return bf16(float(int(r >> 9) % 2001 - 1000) / 4000.f); };
+  for (auto* v : {&hx, &hw1, &hw2})
+    for (auto& e : *v) e = rnd();
+  auto dx = bt::dev_alloc<bf16>(hx.size()), dw1 = bt::dev_alloc<bf16>(hw1.size()), dw2 = bt::dev_alloc<bf16>(hw2.size());
+  auto dy = bt::dev_alloc<bf16>(size_t(m) * f), dz = bt::dev_alloc<bf16>(size_t(m) * h);
+  ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
+  BT_CUDA(cudaMemcpy(dx.get(), hx.data(), hx.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  BT_CUDA(cudaMemcpy(dw1.get(), hw1.data(), hw1.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  BT_CUDA(cudaMemcpy(dw2.get(), hw2.data(), hw2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  cudaStream_t stream = nullptr;
+  BT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const std::string file = std::string(::testing::TempDir()) + "baton_ops_tune_cache.txt";
+  std::remove(file.c_str());
+  ops::TuneCache::global().clear();
+  ops::MlpRunOptions o;
+  o.tune = true;
+  o.tune_iters = 3;
+  o.log = false;
+  o.tune_cache_file = file;
+  auto run = [&](std::vector<bf16>& z, std::string& reason) {
+    auto op = TestMlp<activation::gelu>::create({m, h, f, activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
+                                                stream, o);
+    ASSERT_TRUE(op.ok()) << op.error().to_string();
+    reason = op.value()->plan().reason;
+    BT_CUDA(cudaMemsetAsync(dz.get(), 0xFF, size_t(m) * h * sizeof(bf16), stream));
+    BT_ASSERT_OK(op.value()->enqueue(stream));
+    BT_ASSERT_OK(op.value()->check_errors(stream));
+    z.resize(size_t(m) * h);
+    BT_CUDA(cudaMemcpy(z.data(), dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  };
+  std::vector<bf16> z1, z2, z3;
+  std::string why1, why2, why3;
+  run(z1, why1);
+  EXPECT_NE(why1.find("tuned on this GPU"), std::string::npos) << why1;
+  EXPECT_EQ(ops::TuneCache::global().size(), 1u);
+  run(z2, why2);
+  EXPECT_NE(why2.find("tuned earlier on this GPU (tuning cache)"), std::string::npos) << why2;
+  ops::TuneCache::global().clear();  // a later process: only the file remains
+  run(z3, why3);
+  EXPECT_NE(why3.find("tuning cache"), std::string::npos) << why3;
+  EXPECT_EQ(std::memcmp(z1.data(), z2.data(), z1.size() * sizeof(bf16)), 0) << "the cached plan is the tuned plan";
+  EXPECT_EQ(std::memcmp(z1.data(), z3.data(), z1.size() * sizeof(bf16)), 0);
+  std::remove(file.c_str());
+  ops::TuneCache::global().clear();
+  (void)cudaStreamDestroy(stream);
+}
 }  // namespace

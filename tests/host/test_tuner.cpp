@@ -1,0 +1,130 @@
+// The tuning cache (baton/ops/tuner.hpp) and the MLP options' text form (baton/ops/mlp.hpp): round
+// trips, file persistence across "processes" (a cleared cache), and clear errors for bad input.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "baton/ops/mlp.hpp"
+#include "baton/ops/tuner.hpp"
+
+using baton::errc;
+using baton::ops::MlpOptions;
+using baton::ops::TuneCache;
+
+namespace {
+std::string temp_path(const char* name) { return std::string(::testing::TempDir()) + name; }
+}  // namespace
+
+TEST(MlpOptionsText, RoundTripsEveryField) {
+  MlpOptions o;
+  o.policy = baton::ops::mlp_policy::kblock;
+  o.split1 = 3;
+  o.split2 = 2;
+  o.group_m = 4;
+  o.tile_n1 = 96;
+  o.tile_n2 = 256;
+  o.l2_prefetch_mb = 24;
+  o.swap_gemm2 = 1;
+  o.swap_gemm1 = 0;
+  o.pdl = 0;
+  o.cta_pairs = 1;
+  const std::string text = baton::ops::mlp_options_to_string(o);
+  EXPECT_EQ(text, "policy=kblock;split1=3;split2=2;group_m=4;tile_n1=96;tile_n2=256;l2_prefetch_mb=24;swap_gemm2=1;"
+                  "swap_gemm1=0;pdl=0;cta_pairs=1");
+  auto back = baton::ops::mlp_options_from_string(text);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(baton::ops::mlp_options_to_string(back.value()), text);
+  EXPECT_EQ(back.value().pdl, 0);
+  EXPECT_EQ(baton::ops::mlp_options_to_string(baton::ops::mlp_options_from_string(
+                baton::ops::mlp_options_to_string(MlpOptions{})).value()),
+            baton::ops::mlp_options_to_string(MlpOptions{}));  // defaults, pdl = -1 included
+}
+
+TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
+  const std::string good = baton::ops::mlp_options_to_string(MlpOptions{});
+  auto expect_bad = [](const std::string& text, const std::string& what) {
+    auto r = baton::ops::mlp_options_from_string(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().code(), errc::invalid_argument);
+    EXPECT_NE(r.error().message().find(what), std::string::npos) << r.error().message();
+  };
+  expect_bad("policy=sometimes;" + good.substr(good.find(';') + 1), "unknown policy 'sometimes'");
+  expect_bad(good + ";warp_specialized=1", "unknown field 'warp_specialized'");
+  expect_bad(good.substr(0, good.rfind(';')), "no cta_pairs");
+  expect_bad("split1=0", "no policy");
+  std::string bad_int = good;
+  bad_int.replace(bad_int.find("group_m=0"), 9, "group_m=x2");
+  expect_bad(bad_int, "group_m = 'x2' is not an integer");
+  expect_bad("policy=row;split1", "'split1' is not name=value");
+}
+
+TEST(MlpTuneKey, SeparatesShapesOptionsAndDevices) {
+  const baton::ops::MlpShape a{128, 8192, 2752, baton::ops::activation::swiglu};
+  const std::string dev = baton::ops::tune_device_key("NVIDIA H200", 9, 0, 132);
+  EXPECT_EQ(dev, "NVIDIA H200/sm_90/132sms");
+  const std::string k = baton::ops::mlp_tune_key(a, MlpOptions{}, dev);
+  EXPECT_NE(k, baton::ops::mlp_tune_key({129, 8192, 2752, baton::ops::activation::swiglu}, MlpOptions{}, dev));
+  EXPECT_NE(k, baton::ops::mlp_tune_key({128, 8192, 2752, baton::ops::activation::gelu}, MlpOptions{}, dev));
+  MlpOptions forced;
+  forced.split1 = 2;
+  EXPECT_NE(k, baton::ops::mlp_tune_key(a, forced, dev));
+  EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H100", 9, 0, 132)));
+  EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H200", 9, 0, 66)));
+  EXPECT_EQ(baton::ops::tune_device_key("a\tb;c", 9, 0, 1), "a b c/sm_90/1sms");  // no separators in names
+}
+
+TEST(TuneCache, FindPutAndPersistAcrossProcesses) {
+  TuneCache c;
+  EXPECT_FALSE(c.find("k").has_value());
+  ASSERT_TRUE(c.put("mlp;m=1", "policy=none").ok());
+  ASSERT_TRUE(c.put("mlp;m=2", "policy=row").ok());
+  ASSERT_TRUE(c.put("mlp;m=1", "policy=kblock").ok());  // replaces
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_EQ(*c.find("mlp;m=1"), "policy=kblock");
+  const std::string path = temp_path("baton_tune_cache_test.txt");
+  std::remove(path.c_str());
+  TuneCache later;
+  ASSERT_TRUE(later.load(path).ok());  // a missing file: an empty cache
+  EXPECT_EQ(later.size(), 0u);
+  ASSERT_TRUE(c.save(path).ok());
+  ASSERT_TRUE(later.load(path).ok());
+  EXPECT_EQ(later.size(), 2u);
+  EXPECT_EQ(*later.find("mlp;m=2"), "policy=row");
+  // Loading merges, the file's entries winning.
+  TuneCache mine;
+  ASSERT_TRUE(mine.put("mlp;m=2", "policy=none").ok());
+  ASSERT_TRUE(mine.put("mlp;m=3", "policy=none").ok());
+  ASSERT_TRUE(mine.load(path).ok());
+  EXPECT_EQ(mine.size(), 3u);
+  EXPECT_EQ(*mine.find("mlp;m=2"), "policy=row");
+  std::remove(path.c_str());
+}
+
+TEST(TuneCache, RefusesBadInputAndLosesNothing) {
+  TuneCache c;
+  EXPECT_EQ(c.put("", "v").code(), errc::invalid_argument);
+  EXPECT_EQ(c.put("a\tb", "v").code(), errc::invalid_argument);
+  EXPECT_EQ(c.put("k", "two\nlines").code(), errc::invalid_argument);
+  ASSERT_TRUE(c.put("kept", "v").ok());
+  const std::string path = temp_path("baton_tune_cache_bad.txt");
+  {
+    std::ofstream f(path);
+    f << "something else\n";
+  }
+  baton::status s = c.load(path);
+  EXPECT_EQ(s.code(), errc::invalid_argument);
+  EXPECT_NE(s.message().find("is not a baton tuning cache"), std::string::npos) << s.message();
+  {
+    std::ofstream f(path);
+    f << TuneCache::kHeader << "\nk1\tv1\nno tab here\n";
+  }
+  s = c.load(path);
+  EXPECT_EQ(s.code(), errc::invalid_argument);
+  EXPECT_NE(s.message().find(path + ":3: expected 'key<TAB>value'"), std::string::npos) << s.message();
+  EXPECT_EQ(c.size(), 1u);  // nothing of the bad file merged; what was there stays
+  EXPECT_FALSE(c.find("k1").has_value());
+  EXPECT_EQ(c.save("/nonexistent-dir/x/cache").code(), errc::invalid_argument);
+  std::remove(path.c_str());
+}
