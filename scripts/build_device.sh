@@ -9,15 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-default_jobs() {
-  local cores mem_gb
-  cores=$(nproc 2>/dev/null || echo 2)
-  mem_gb=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 6)
-  local by_mem=$((mem_gb / 3))
-  [ "$by_mem" -lt 1 ] && by_mem=1
-  echo $((cores < by_mem ? cores : by_mem))
-}
-jobs="${BATON_JOBS:-$(default_jobs)}"
+jobs="${BATON_JOBS:-$(baton_default_jobs)}"
 extra=()
 [ -n "${BATON_CUTLASS_DIR:-}" ] && extra+=("-DBATON_CUTLASS_DIR=$(realpath "$BATON_CUTLASS_DIR")")
 [ -n "${GTEST_ROOT:-}" ] && extra+=("-DGTEST_ROOT=$(realpath "$GTEST_ROOT")")

@@ -11,5 +11,5 @@ fi
 echo "No GPU found on this machine: running the CPU emulator demo instead (the GPU benchmarks need an H100/H200)."
 source scripts/bootstrap.sh
 cmake --preset host >/dev/null
-cmake --build --preset host --target baton_emu_demo -j "${BATON_JOBS:-2}" >/dev/null
+cmake --build --preset host --target baton_emu_demo -j "${BATON_JOBS:-$(baton_default_jobs)}" >/dev/null
 exec build/host/bin/baton_emu_demo "$@"
