@@ -780,20 +780,9 @@ struct Check {
   size_t nonfinite = 0;
 };
 
-// Poisons Y and Z, runs one iteration the variant's way, compares Z with the reference rows.
-[[nodiscard]] status check(Ctx& c, const Problem& p, Variant& v, const std::vector<int>& rows,
-                           const std::vector<std::vector<double>>& ref, Check& out) {
-  BATON_CUDA_TRY(cudaMemsetAsync(p.y, 0xFF, size_t(p.m) * p.f * sizeof(bf16), c.stream));  // 0xFFFF: bf16 NaN
-  BATON_CUDA_TRY(cudaMemsetAsync(p.z, 0xFF, size_t(p.m) * p.h * sizeof(bf16), c.stream));
-  if (v.graph) {
-    GraphExec g;
-    BATON_TRY(capture(c.stream, 1, v.enqueue, g));
-    BATON_CUDA_TRY(cudaGraphLaunch(g.exec, c.stream));
-  } else {
-    BATON_TRY(v.enqueue());
-  }
-  BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
-  BATON_TRY(v.errors());
+// Z's sampled rows against the reference (after whatever last wrote Z).
+[[nodiscard]] status check_z(Ctx& c, const Problem& p, const std::vector<int>& rows,
+                             const std::vector<std::vector<double>>& ref, Check& out) {
   std::vector<bf16> z(size_t(p.m) * p.h);
   BATON_CUDA_TRY(cudaMemcpy(z.data(), p.z, z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
   out = Check{};
@@ -808,6 +797,23 @@ struct Check {
   out.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   out.ok = out.nonfinite == 0 && out.rel_err < 1e-2;
   return {};
+}
+
+// Poisons Y and Z, runs one iteration the variant's way, compares Z with the reference rows.
+[[nodiscard]] status check(Ctx& c, const Problem& p, Variant& v, const std::vector<int>& rows,
+                           const std::vector<std::vector<double>>& ref, Check& out) {
+  BATON_CUDA_TRY(cudaMemsetAsync(p.y, 0xFF, size_t(p.m) * p.f * sizeof(bf16), c.stream));  // 0xFFFF: bf16 NaN
+  BATON_CUDA_TRY(cudaMemsetAsync(p.z, 0xFF, size_t(p.m) * p.h * sizeof(bf16), c.stream));
+  if (v.graph) {
+    GraphExec g;
+    BATON_TRY(capture(c.stream, 1, v.enqueue, g));
+    BATON_CUDA_TRY(cudaGraphLaunch(g.exec, c.stream));
+  } else {
+    BATON_TRY(v.enqueue());
+  }
+  BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
+  BATON_TRY(v.errors());
+  return check_z(c, p, rows, ref, out);
 }
 
 [[nodiscard]] status time_variant(Ctx& c, Variant& v, std::vector<double>& us) {
@@ -953,25 +959,6 @@ bool wanted(const Ctx& c, const std::string& v) {
   cfg.dynamicSmemBytes = l.smem;
   cfg.stream = s;
   return cuda_status(l.launch(cfg), "launching a stage alone");
-}
-
-// Z's sampled rows against the reference (after whatever last wrote Z).
-[[nodiscard]] status check_z(Ctx& c, const Problem& p, const std::vector<int>& rows,
-                             const std::vector<std::vector<double>>& ref, Check& out) {
-  std::vector<bf16> z(size_t(p.m) * p.h);
-  BATON_CUDA_TRY(cudaMemcpy(z.data(), p.z, z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
-  out = Check{};
-  for (const bf16& e : z) out.nonfinite += !std::isfinite(float(e));
-  double num = 0, den = 0;
-  for (size_t r = 0; r < rows.size(); ++r)
-    for (int j = 0; j < p.h; ++j) {
-      const double g = double(float(z[size_t(rows[r]) * p.h + j])), e = ref[r][size_t(j)];
-      if (std::isfinite(g)) num += (g - e) * (g - e);
-      den += e * e;
-    }
-  out.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  out.ok = out.nonfinite == 0 && out.rel_err < 1e-2;
-  return {};
 }
 
 // The wait path's pure cost (BENCHMARKS.md, "Sync overhead"): GEMM2 alone, in a graph of
