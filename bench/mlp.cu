@@ -566,7 +566,7 @@ struct WideMlp {
     launches = {l1.value(), l2.value()};
     return {};
   }
-  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain, stream, launches, schedule::serial); }
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain, stream, launches, launch_schedule::serial); }
 };
 
 // A baton chain: GEMM1 posts its tiles of Y, GEMM2 waits on them under policy P; PDL. Generated:
@@ -615,7 +615,7 @@ struct BatonMlp {
     launches = {l1.value(), l2.value()};
     return {};
   }
-  [[nodiscard]] status enqueue(cudaStream_t s) { return launch_chain(chain, s, launches, schedule::pdl); }
+  [[nodiscard]] status enqueue(cudaStream_t s) { return launch_chain(chain, s, launches, launch_schedule::pdl); }
   [[nodiscard]] status errors(cudaStream_t s) { return check_errors(chain, ws.p, s); }
 };
 
@@ -1129,13 +1129,13 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     v.baseline = true;
     v.name = "cutlass-stream";
     v.graph = false;
-    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.serial, schedule::serial); };
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.serial, launch_schedule::serial); };
     vs.push_back(v);
     v.name = "cutlass-graph";
     v.graph = true;
     vs.push_back(v);
     v.name = "cutlass-pdl-graph";
-    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, schedule::pdl); };
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, launch_schedule::pdl); };
     vs.push_back(v);
     v.name = "cutlass-streamk-graph";
     v.enqueue = [&] { return streamk.enqueue(c.stream); };
@@ -1340,7 +1340,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                                                   [&](BatonMlp<HandRow>& b) { return b.enqueue(c.stream); });
     if (!st.ok()) std::fprintf(stderr, "error: timeline: %s\n", st.to_string().c_str());
     st = write_timeline<PlainMlp>(c, p, base + "-cutlass-pdl.json", "cutlass-pdl", [&](PlainMlp& b) {
-      return launch_chain(b.chain, c.stream, b.pdl, schedule::pdl);
+      return launch_chain(b.chain, c.stream, b.pdl, launch_schedule::pdl);
     });
     if (!st.ok()) std::fprintf(stderr, "error: timeline (cutlass-pdl): %s\n", st.to_string().c_str());
   }

@@ -126,7 +126,7 @@ namespace detail {
 }
 }  // namespace detail
 
-enum class schedule {
+enum class launch_schedule {
   pdl,     // stages 1.. launched with programmatic stream serialization: they overlap
   serial,  // every stage waits for the previous one to finish (debugging, overhead measurement)
 };
@@ -134,7 +134,7 @@ enum class schedule {
 // Launches every stage of `chain` on `stream` (with PDL unless `sched` is serial). Capturable in
 // a CUDA graph.
 [[nodiscard]] inline status launch_chain(Chain& chain, cudaStream_t stream, const std::vector<StageLaunch>& launches,
-                                         schedule sched = schedule::pdl) {
+                                         launch_schedule sched = launch_schedule::pdl) {
   BATON_TRY(detail::check_launches(chain, launches));
   for (int i = 0; i < chain.num_stages(); ++i) {
     const auto& l = launches[size_t(i)];
@@ -146,7 +146,7 @@ enum class schedule {
     cfg.blockDim = l.block;
     cfg.dynamicSmemBytes = l.smem;
     cfg.stream = stream;
-    const bool pdl = i > 0 && sched == schedule::pdl;  // stage 0 waits for everything before it
+    const bool pdl = i > 0 && sched == launch_schedule::pdl;  // stage 0 waits for everything before it
     cfg.attrs = pdl ? attr : nullptr;
     cfg.numAttrs = pdl ? 1 : 0;
     BATON_TRY(cuda_status(l.launch(cfg), "launching stage " + std::to_string(i) + " '" + chain.stage(i).name + "'"));

@@ -727,7 +727,7 @@ class Mlp {
         // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and
         // first weight loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster at
         // decode); otherwise two plain launches.
-        sched_ = plan_.pdl ? schedule::pdl : schedule::serial;
+        sched_ = plan_.pdl ? launch_schedule::pdl : launch_schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
@@ -762,7 +762,7 @@ class Mlp {
   void* sw1_ = nullptr;
   void* sw2_ = nullptr;
   std::vector<StageLaunch> launches_;
-  schedule sched_ = schedule::pdl;
+  launch_schedule sched_ = launch_schedule::pdl;
   int sms_ = 0;
 };
 
