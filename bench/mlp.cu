@@ -26,6 +26,8 @@
 //   baton-row-gen      (the op's; lowered to footprint::GemmA by batonc, so the same kernels)
 //   baton-auto         baton::ops::Mlp with per-shape tuning (MlpRunOptions::tune: times none and per-row
 //                      candidate plans at create(), keeps the fastest, logs why), timed as its own graph
+//   baton-plan         the op as create() gives it with default options and no tuning (what a user
+//                      who does not tune gets)
 //   cutlass-streamk-graph     baseline: CUTLASS 4.2 GemmUniversal, cooperative kernel with the
 //                      StreamKScheduler in Stream-K mode (persistent; partial tiles reduced
 //                      through a workspace), same collectives; SwiGLU: GEMM1 plain into [M, 2F],
@@ -88,7 +90,7 @@ const std::vector<std::string> kVariants = {"cutlass-stream",        "cutlass-gr
                                             "cutlass-streamk-graph", "cutlass-persistent-graph", "cublaslt-graph",
                                             "baton-kblock",          "baton-row",               "baton-auto",
                                             "cutlass-wide-graph",    "cutlass-wide2-graph",     "baton-kblock-gen",
-                                            "baton-row-gen"};
+                                            "baton-row-gen",         "baton-plan"};
 
 struct Args {
   std::vector<int> ms = kGpt3M;
@@ -158,7 +160,8 @@ void usage() {
       "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
       "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,\n"
-      "                       cutlass-wide-graph,cutlass-wide2-graph,baton-kblock-gen,baton-row-gen (default: all)\n"
+      "                       cutlass-wide-graph,cutlass-wide2-graph,baton-kblock-gen,baton-row-gen,baton-plan\n"
+      "                       (default: all; baton-plan is the op as create() gives it with no tuning)\n"
       "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
       "                       baton-row chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
       "                       of the measured M; plot with scripts/plot_timeline.py\n"
@@ -849,7 +852,8 @@ struct Check {
 struct OpMlp {
   std::unique_ptr<ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>> gelu;
   std::unique_ptr<ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>> swiglu;
-  [[nodiscard]] status build(const Problem& p, const Args& a, int sms, cudaStream_t stream) {
+  // tune = false: what create() gives a user with default options (the bench's baton-plan).
+  [[nodiscard]] status build(const Problem& p, const Args& a, int sms, cudaStream_t stream, bool tune = true) {
     ops::MlpRunOptions o;
     o.sms = sms;
     o.plan.split1 = a.split1;
@@ -862,7 +866,7 @@ struct OpMlp {
     o.plan.cta_pairs = a.cta_pairs;
     o.tune_cta_pairs = a.cta_pairs == 1;  // --cta-pairs 1: tuning also weighs them against the rest
     o.watchdog_ns = kWatchdogNs;
-    o.tune = true;  // per-shape: times none and per-row candidates, keeps the fastest (logged)
+    o.tune = tune;  // per-shape: times the candidate plans, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
     const ops::MlpShape shape{p.m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu};
     if (p.swiglu) {
@@ -1118,6 +1122,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   auto kblock_gen = std::make_unique<BatonMlp<KBlock, true>>();  // batonc's, from include/baton/ops/mlp.baton
   auto row_gen = std::make_unique<BatonMlp<Row, true>>();
   auto op = std::make_unique<OpMlp>();
+  auto plan_op = std::make_unique<OpMlp>();  // baton-plan: the op untuned
   LtMlp lt;
   UniversalMlp streamk, persistent;
   WideMlp wide, wide2;
@@ -1166,6 +1171,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   baton_variant("baton-kblock-gen", kblock_gen.get(), "kblock");
   baton_variant("baton-row-gen", row_gen.get(), "row");
   baton_variant("baton-auto", op.get(), auto_policy);
+  baton_variant("baton-plan", plan_op.get(), auto_policy);
 
   // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
   auto build_for = [&](const std::string& name) -> status {
@@ -1182,6 +1188,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     if (name == "baton-row") return row->build(p, c.stream);
     if (name == "baton-kblock-gen") return kblock_gen->build(p, c.stream);
     if (name == "baton-row-gen") return row_gen->build(p, c.stream);
+    if (name == "baton-plan") return plan_op->build(p, c.args, c.num_sms, c.stream, /*tune=*/false);
     return op->build(p, c.args, c.num_sms, c.stream);
   };
 
@@ -1205,6 +1212,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
       return v.errors();
     }().with_context("first run of " + v.name);
     if (st.ok() && v.name == "baton-auto") v.policy = ops::to_string(op->plan().policy);  // tuned at build
+    if (st.ok() && v.name == "baton-plan") v.policy = ops::to_string(plan_op->plan().policy);
     if (st.ok()) st = check(c, p, v, sample, ref, before).with_context("checking " + v.name + " before timing");
     if (st.ok()) st = time_variant(c, v, us).with_context("timing " + v.name);
     if (st.ok()) st = check(c, p, v, sample, ref, after).with_context("checking " + v.name + " after timing");

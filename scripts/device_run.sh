@@ -112,7 +112,7 @@ if want zoo && [ -x "$BIN/baton_bench_mlp" ]; then
     step "MLP zoo: $1"
     mkdir -p "$DEST/zoo/$1"
     timeout 200 "$BIN/baton_bench_mlp" --hidden "$2" --ffn "$3" --act swiglu --m "$zoo_m" --breakdown 0 \
-      --variants cutlass-pdl-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto --out-dir "$DEST/zoo/$1" > "$DEST/zoo/$1.log" 2>&1 || fail=1
+      --variants cutlass-pdl-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,baton-plan --out-dir "$DEST/zoo/$1" > "$DEST/zoo/$1.log" 2>&1 || fail=1
     grep -A40 "^shape " "$DEST/zoo/$1.log" | tee -a "$log"
   done
   { head -1 "$DEST/zoo/llama2-7b/mlp-custom.csv"; tail -n +2 -q "$DEST"/zoo/*/mlp-custom.csv; } > "$DEST/mlp-zoo.csv" 2>/dev/null
