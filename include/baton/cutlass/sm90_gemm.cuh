@@ -312,6 +312,11 @@ struct GemmKernel {
     // SwiGLU pairs: D [m, n / 2] written from registers.
     ::cutlass::bfloat16_t* swiglu_d = nullptr;
     NextWeights next_weights{};
+    // Ragged row bands (m > tile_m, m % tile_m != 0): the last band's A box, shortened as for decode
+    // shapes (Gemm::tail_a_box_). tail_tile_m < 0: none.
+    cute::TmaDescriptor tail_a_desc{};
+    int tail_tile_m = -1;
+    uint32_t tail_a_missing_bytes = 0;
   };
 
   // Partial tile of one CTA: the fp32 accumulators, stored thread-major in float2 pairs so that
@@ -347,6 +352,7 @@ struct GemmKernel {
     if (warp_idx == 0 && lane_predicate) {
       Mainloop::prefetch_tma_descriptors(params.mainloop);
       Epilogue::prefetch_tma_descriptors(params.epilogue);
+      if (params.tail_tile_m >= 0) cute::prefetch_tma_descriptor(&params.tail_a_desc);
       // The tile comes from the stage's ticket (the stage's order), not from blockIdx; with
       // split-K, split_k consecutive tickets share a tile. CTA pairs take theirs from the cluster
       // index instead (both CTAs must agree, and a stage without inputs needs no ticket).
@@ -419,25 +425,29 @@ struct GemmKernel {
       ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
         if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
+        // The last band of a ragged M loads A through its shortened box (rows past it are never stored).
+        const ABox a_box = assignment.tile.m == params.tail_tile_m
+                               ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes}
+                               : ABox{};
         if constexpr (StageT::num_inputs > 0) {
           HorizonWaits waiter{&shared_storage.horizon.ready};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter);
+                                   shared_storage.pipelines.mainloop, waiter, a_box);
         } else if constexpr (GridDependencyWait && WeightsFirst) {
           // PDL: A may be written by the previous grid. B streams into the free slots, then
           // griddepcontrol.wait (the previous grid complete, its writes visible) before A(0).
           GridDependencyWaits waiter;
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter);
+                                   shared_storage.pipelines.mainloop, waiter, a_box);
         } else {
           // PDL as CUTLASS does it: the previous grid complete before any load.
           if constexpr (GridDependencyWait) device::grid_dependency_wait();
           NoInputWaits waiter;
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter);
+                                   shared_storage.pipelines.mainloop, waiter, a_box);
         }
         __syncwarp();
         if (params.next_weights.k_blocks > 0) prefetch_next_weights_(params.next_weights, int(threadIdx.x % 32));
@@ -742,6 +752,7 @@ class Gemm {
     }
     if constexpr (Config::swiglu_pairs) p.swiglu_d = args.d;
     shorten_a_box_(p, args);
+    tail_a_box_(p, args);
     shorten_b_box_(p, args);
     return p;
   }
@@ -796,41 +807,71 @@ class Gemm {
  private:
   // Decode shapes (m < tile_m): the CUTLASS A descriptor loads a tile_m-row box, so TMA zero-fills
   // up to 127 out-of-bounds rows per k-block, which costs more than the rows it replaces (measured in
-  // docs/cutlass.md, "Decode shapes"). For m < tile_m the
-  // A descriptor is re-encoded with the smallest box of 8, 16, 32, 64, 80, 96 or 112 rows that covers
-  // m: the same coordinates and shared-memory destination (the 128B
-  // swizzle atom is 8 rows, so the box's rows land where the full box would put them), fewer
-  // bytes; the pipeline's expected transaction bytes shrink to match. Rows past the box keep
-  // stale shared memory; they only feed accumulator rows >= m, which are never stored.
-  // Also for 64 < m < tile_m, in boxes of 80, 96 or 112 rows: with the full box the MLP at m = 65
-  // measured slower than at m = 128 (the zero fill of 63 rows per k-block costs more than the rows
-  // it replaces).
+  // docs/cutlass.md, "Decode shapes"). For m < tile_m the A descriptor is re-encoded with the
+  // smallest box of 8, 16, 32, 64, 80, 96 or 112 rows that covers m: the same coordinates and
+  // shared-memory destination (the 128B swizzle atom is 8 rows, so the box's rows land where the full
+  // box would put them), fewer bytes; the pipeline's expected transaction bytes shrink to match.
+  // Rows past the box keep stale shared memory; they only feed accumulator rows >= m, which are
+  // never stored. Also for 64 < m < tile_m, in boxes of 80, 96 or 112 rows: with the full box the
+  // MLP at m = 65 measured slower than at m = 128 (the zero fill of 63 rows per k-block costs more
+  // than the rows it replaces).
   static void shorten_a_box_(Params& p, const Arguments& args) {
-    if (args.m >= Config::tile_m || Config::tile_m <= 64 || Config::cluster_n > 1) return;
-    if (args.m <= 8) shorten_a_box_to_<8>(p, args);
-    else if (args.m <= 16) shorten_a_box_to_<16>(p, args);
-    else if (args.m <= 32) shorten_a_box_to_<32>(p, args);
-    else if (args.m <= 64) shorten_a_box_to_<64>(p, args);
-    else if constexpr (Config::tile_m == 128) {
-      if (args.m <= 80) shorten_a_box_to_<80>(p, args);
-      else if (args.m <= 96) shorten_a_box_to_<96>(p, args);
-      else if (args.m <= 112) shorten_a_box_to_<112>(p, args);
+    if (args.m >= Config::tile_m) return;
+    const int rows = a_box_rows_(args.m);
+    if (rows == 0) return;
+    p.mainloop.tma_load_a.tma_desc_ = a_desc_(args, rows);
+    p.mainloop.tma_transaction_bytes_mk = uint32_t(rows * Config::tile_k * sizeof(typename Config::Element));
+    p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+  }
+  // The same for the last band of a ragged M (m > tile_m, r = m % tile_m rows in its band): M = 129
+  // would otherwise zero-fill 127 rows of A per k-block in every tile of its second band. Its tiles
+  // load A through a second descriptor with the short box; the pipeline still arms each slot for the
+  // full box (one transaction count for every tile), and the load thread takes the missing bytes off
+  // with mbarrier.complete_tx before it issues the short load (WaitingMainloop::load, ABox).
+  static void tail_a_box_(Params& p, const Arguments& args) {
+    const int r = args.m % Config::tile_m;
+    if (args.m <= Config::tile_m || r == 0) return;
+    const int rows = a_box_rows_(r);
+    if (rows == 0) return;
+    p.tail_a_desc = a_desc_(args, rows);
+    p.tail_tile_m = args.m / Config::tile_m;
+    p.tail_a_missing_bytes = uint32_t((Config::tile_m - rows) * Config::tile_k * sizeof(typename Config::Element));
+  }
+  // The box (rows) for r < tile_m rows of A, 0 for the full box (no shorter box covers r, or the
+  // kernel multicasts A to a CTA pair, whose halves are fixed).
+  static int a_box_rows_(int r) {
+    if (Config::tile_m <= 64 || Config::cluster_n > 1) return 0;
+    for (int rows : {8, 16, 32, 64, 80, 96, 112})
+      if (r <= rows && rows < Config::tile_m && (rows <= 64 || Config::tile_m == 128)) return rows;
+    return 0;
+  }
+  static cute::TmaDescriptor a_desc_(const Arguments& args, int rows) {
+    switch (rows) {
+      case 8: return a_desc_of_<8>(args);
+      case 16: return a_desc_of_<16>(args);
+      case 32: return a_desc_of_<32>(args);
+      case 64: return a_desc_of_<64>(args);
+      case 80: return a_desc_of_<80>(args);
+      case 96: return a_desc_of_<96>(args);
+      default: return a_desc_of_<112>(args);
     }
   }
   template <int Rows>
-  static void shorten_a_box_to_(Params& p, const Arguments& args) {
+  static cute::TmaDescriptor a_desc_of_(const Arguments& args) {
     using namespace cute;
-    using Mainloop = typename Kernel::Mainloop;
-    using StrideA = typename Mainloop::StrideA;
-    auto tensor_a = make_tensor(args.a, make_layout(make_shape(args.m, args.k, 1),
-                                                    ::cutlass::make_cute_packed_stride(StrideA{}, make_shape(args.m, args.k, 1))));
-    auto smem_a = tile_to_shape(typename Mainloop::SmemLayoutAtomA{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
-    auto tma = make_tma_copy_A_sm90(typename Mainloop::GmemTiledCopyA{}, tensor_a, smem_a,
-                                    Shape<Int<Rows>, Int<Config::tile_n>, Int<Config::tile_k>>{},
-                                    typename Config::ClusterShape{});
-    p.mainloop.tma_load_a.tma_desc_ = tma.tma_desc_;
-    p.mainloop.tma_transaction_bytes_mk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
-    p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+    if constexpr (Rows >= Config::tile_m) {
+      return {};  // never asked for (a_box_rows_ returns boxes below tile_m only)
+    } else {
+      using Mainloop = typename Kernel::Mainloop;
+      using StrideA = typename Mainloop::StrideA;
+      auto tensor_a = make_tensor(args.a, make_layout(make_shape(args.m, args.k, 1),
+                                                      ::cutlass::make_cute_packed_stride(StrideA{}, make_shape(args.m, args.k, 1))));
+      auto smem_a = tile_to_shape(typename Mainloop::SmemLayoutAtomA{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
+      auto tma = make_tma_copy_A_sm90(typename Mainloop::GmemTiledCopyA{}, tensor_a, smem_a,
+                                      Shape<Int<Rows>, Int<Config::tile_n>, Int<Config::tile_k>>{},
+                                      typename Config::ClusterShape{});
+      return tma.tma_desc_;
+    }
   }
 
   // The swapped decode form (D column-major: B holds the tokens): B's box shortened the same way

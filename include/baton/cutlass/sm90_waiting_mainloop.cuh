@@ -17,7 +17,8 @@
 //      atomic only when k reaches it). No semaphore load, no footprint arithmetic and no proxy
 //      fence on this thread: the sync lanes fence after their acquires, before they publish.
 //   3. TMA-load A(k) into the same slot; its mbarrier was armed for A+B bytes when the slot was
-//      acquired, so the MMA warps see the slot full only when both have landed.
+//      acquired, so the MMA warps see the slot full only when both have landed (a shortened A box,
+//      ABox, takes its missing bytes off first).
 //
 // Why load() is re-implemented instead of wrapped: CUTLASS issues A and B of a k-block back to back
 // inside one loop with no hook between the slot acquire and the copies, so the only way to put a
@@ -37,6 +38,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 #include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/arch/barrier.h>
 #include <cutlass/pipeline/pipeline.hpp>
 
 #include "baton/device/flags.hpp"
@@ -72,6 +74,16 @@ struct GridDependencyWaits {
   CUTLASS_DEVICE void pause() {}
 };
 
+// The A box of one tile: the kernel's own (desc == nullptr), or a shortened one for a ragged last
+// row band. The pipeline arms every slot for the full box's bytes; missing_bytes (the full box's
+// minus the short box's) are taken off the slot's barrier with mbarrier.complete_tx before the short
+// load is issued, so the slot completes when the bytes that do come have landed. The expected count
+// stays positive throughout (the short box is at least 8 rows), so the phase cannot complete early.
+struct ABox {
+  cute::TmaDescriptor const* desc = nullptr;  // in kernel parameter space (__grid_constant__)
+  uint32_t missing_bytes = 0;
+};
+
 template <class BaseMainloop>
 struct WaitingMainloop : BaseMainloop {
   using Base = BaseMainloop;
@@ -103,7 +115,7 @@ struct WaitingMainloop : BaseMainloop {
   CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState smem_pipe_write,
                            cute::tuple<TensorA, TensorB> const& load_inputs, BlockCoord const& blk_coord,
                            KTileIterator k_tile_iter, int k_tile_count, TensorStorage& shared_tensors,
-                           PipelineStorage& pipeline_storage, Waiter& waiter) {
+                           PipelineStorage& pipeline_storage, Waiter& waiter, ABox a_box = {}) {
     using namespace cute;
     if (!cute::elect_one_sync()) return;
 
@@ -166,7 +178,16 @@ struct WaitingMainloop : BaseMainloop {
         waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy), where the waiter's thread acquired
       }
       auto* bar = pipeline.producer_get_barrier(write_a);
-      copy(params.tma_load_a.with(*bar, mcast_mask_a), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+      if constexpr (kClusterN == 1) {
+        if (a_box.desc != nullptr) {
+          ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, 0u, a_box.missing_bytes);
+          copy(params.tma_load_a.with(a_box.desc, *bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+        } else {
+          copy(params.tma_load_a.with(*bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+        }
+      } else {
+        copy(params.tma_load_a.with(*bar, mcast_mask_a), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+      }
       ++iter_a;
       ++write_a;
     }

@@ -395,6 +395,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap12_split3x2_m32", G, 32, 520, 344, None, 3, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap1_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
         Case{"gelu_tuned_m8_h1024_f2048", G, 8, 1024, 2048, Auto, 0, 0, 0, 0, true},
+        // a ragged last band of one row (m = 129, 257): its A box shortened to 8 rows, the other bands
+        // full, under waits, split-K and wide tiles
+        Case{"swiglu_kblock_m129", S, 129, 520, 344, KB},
+        Case{"gelu_row_split2x2_m257", G, 257, 520, 344, RowP, 2, 2},
+        Case{"swiglu_none_wide_m129", S, 129, 520, 344, None, 0, 0, 0, 0, false, 256, 256},
         // 64 < m < 128: A's TMA box shortened to 80, 96 or 112 rows (the upper MMA warp group reads
         // stale shared-memory rows past the box, which feed only rows >= m), under every policy
         Case{"gelu_none_m65", G, 65, 520, 344, None},

@@ -200,6 +200,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Sm90SingleGemm,
                          ::testing::Values(GemmShape{"m1", 1, 256, 512}, GemmShape{"m17_ragged_nk", 17, 136, 520},
                                            GemmShape{"m200_one_kblock", 200, 384, 64},
                                            GemmShape{"m1000_ragged", 1000, 392, 136},
+                                           // ragged last bands: A's box shortened to 8 / 64 rows for them
+                                           GemmShape{"m129_tail_box8", 129, 256, 520},
+                                           GemmShape{"m300_tail_box64", 300, 392, 136},
                                            GemmShape{"m384_k2048", 384, 1024, 2048}),
                          [](const auto& info) { return std::string(info.param.name); });
 
