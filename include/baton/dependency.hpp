@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baton/footprint.hpp"
@@ -102,6 +103,138 @@ inline DependencyRelation conv_exact(const footprint::ConvHalo& fp, Grid consume
     }
   };
   return d;
+}
+
+}  // namespace deps
+
+// Causal self-attention over a fused QKV projection. The producer writes QKV[seq, cols] in
+// prod_tile_m x prod_tile_n tiles, one batch per grid z. Consumer tile (m, n, z) holds queries
+// [m*block_m, +block_m) of head n in batch z; its k-block j holds keys [j*block_n, +block_n). Head
+// h's Q, K and V are the columns [q_col + h*head_stride, +head_dim), [k_col + ...), [v_col + ...):
+// the [Q|K|V] layout has q_col = 0, k_col = heads*head_dim, v_col = 2*heads*head_dim and
+// head_stride = head_dim. Every k-block reads the tile's Q (each block's scores use it).
+struct CausalAttentionShape {
+  int seq = 0, cols = 0, head_dim = 0;
+  int q_col = 0, k_col = 0, v_col = 0, head_stride = 0;
+  int prod_tile_m = 0, prod_tile_n = 0;  // the projection's tiles
+  int block_m = 0, block_n = 0;          // queries per consumer tile, keys per k-block
+
+  constexpr const char* invalid_reason() const {
+    if (seq <= 0 || cols <= 0 || head_dim <= 0) return "CausalAttentionShape: seq, cols and head_dim must be >= 1";
+    if (prod_tile_m <= 0 || prod_tile_n <= 0 || block_m <= 0 || block_n <= 0)
+      return "CausalAttentionShape: tile sizes (prod_tile_m, prod_tile_n, block_m, block_n) must be >= 1";
+    if (q_col < 0 || k_col < 0 || v_col < 0 || head_stride < 0) return "CausalAttentionShape: columns must be >= 0";
+    return nullptr;
+  }
+  constexpr int k_blocks() const { return ceil_div(seq, block_n); }
+  constexpr Grid producer_grid(int batches = 1) const {
+    return Grid{ceil_div(seq, prod_tile_m), ceil_div(cols, prod_tile_n), batches};
+  }
+};
+
+namespace deps {
+
+// Query block m reads key blocks 0..m' where m' holds its last query: a key block that starts
+// after the tile's last query is never read (it is all future keys), so its k-block reads nothing.
+inline DependencyRelation causal_attention(const CausalAttentionShape& s, Grid consumer) {
+  DependencyRelation d;
+  d.producer = s.producer_grid(consumer.z);
+  d.consumer = consumer;
+  d.k_blocks = s.k_blocks();
+  d.description = "causal attention, " + std::to_string(s.block_m) + " queries x " + std::to_string(s.block_n) + " keys";
+  d.reads = [s](Tile t, int j, const std::function<void(Tile)>& emit) {
+    const int64_t q0 = int64_t(t.m) * s.block_m, q1 = std::min<int64_t>(q0 + s.block_m, s.seq);
+    const int64_t k0 = int64_t(j) * s.block_n, k1 = std::min<int64_t>(k0 + s.block_n, s.seq);
+    if (q0 >= q1 || k0 >= k1 || k0 > q1 - 1) return;  // no queries, no keys, or only future keys
+    std::vector<Tile> tiles;
+    auto box = [&](int64_t r0, int64_t r1, int64_t col) {
+      const int64_t c0 = std::max<int64_t>(col, 0), c1 = std::min<int64_t>(col + s.head_dim, s.cols);
+      if (c0 >= c1) return;
+      for (int64_t m = r0 / s.prod_tile_m; m <= (r1 - 1) / s.prod_tile_m; ++m)
+        for (int64_t n = c0 / s.prod_tile_n; n <= (c1 - 1) / s.prod_tile_n; ++n) tiles.push_back(Tile{int(m), int(n), t.z});
+    };
+    const int64_t head = int64_t(t.n) * s.head_stride;
+    box(q0, q1, s.q_col + head);
+    box(k0, k1, s.k_col + head);
+    box(k0, k1, s.v_col + head);
+    std::sort(tiles.begin(), tiles.end(), [](Tile a, Tile b) { return std::tie(a.z, a.m, a.n) < std::tie(b.z, b.m, b.n); });
+    tiles.erase(std::unique(tiles.begin(), tiles.end(), [](Tile a, Tile b) { return a.m == b.m && a.n == b.n && a.z == b.z; }),
+                tiles.end());
+    for (Tile p : tiles) emit(p);
+  };
+  return d;
+}
+
+// A relation from a caller's model of what its kernel reads: reads(consumer tile, k-block, emit)
+// calls emit(producer tile) for every producer tile that k-block reads. check_soundness proves any
+// policy against it, independently of the footprint the policy waits on.
+template <class Reads>
+DependencyRelation custom(Grid producer, Grid consumer, int k_blocks, Reads reads, std::string description) {
+  DependencyRelation d;
+  d.producer = producer;
+  d.consumer = consumer;
+  d.k_blocks = k_blocks;
+  d.description = std::move(description);
+  d.reads = [reads = std::move(reads)](Tile t, int k, const std::function<void(Tile)>& emit) { reads(t, k, emit); };
+  return d;
+}
+
+// Where two relations over the same grids and k-blocks disagree: the (consumer tile, k-block,
+// producer tile) triples one has and the other lacks. compare(claimed, truth): `missing` are
+// reads of the truth the claim lacks (a policy built from the claim may skip their waits), `extra`
+// reads the claim adds (waits the truth does not need).
+struct RelationDiff {
+  struct Read {
+    Tile consumer{};
+    int k_block = 0;
+    Tile producer{};
+  };
+  int64_t missing = 0, extra = 0;
+  std::optional<Read> first_missing, first_extra;
+  int64_t reads_compared = 0;
+  [[nodiscard]] bool same() const { return missing == 0 && extra == 0; }
+};
+// Both relations must have the same grids and k-blocks (invalid_argument otherwise).
+[[nodiscard]] inline result<RelationDiff> compare(const DependencyRelation& claimed, const DependencyRelation& truth) {
+  if (!(claimed.producer == truth.producer) || !(claimed.consumer == truth.consumer) || claimed.k_blocks != truth.k_blocks)
+    return status(errc::invalid_argument, "the relations differ in shape: producer " + to_string(claimed.producer) + " vs " +
+                                              to_string(truth.producer) + ", consumer " + to_string(claimed.consumer) + " vs " +
+                                              to_string(truth.consumer) + ", k-blocks " + std::to_string(claimed.k_blocks) + " vs " +
+                                              std::to_string(truth.k_blocks));
+  if (!claimed.reads || !truth.reads) return status(errc::invalid_argument, "a relation has no reads function");
+  RelationDiff diff;
+  std::vector<int> a, b;
+  const Grid pg = truth.producer;
+  auto collect = [&](const DependencyRelation& r, Tile t, int k, std::vector<int>& out) {
+    out.clear();
+    r.reads(t, k, [&](Tile p) { out.push_back(pg.contains(p) ? pg.linear(p) : -1); });
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  };
+  for (int ci = 0; ci < int(truth.consumer.size()); ++ci) {
+    const Tile t = truth.consumer.tile(ci);
+    for (int k = 0; k < truth.k_blocks; ++k) {
+      collect(claimed, t, k, a);
+      collect(truth, t, k, b);
+      diff.reads_compared += int64_t(a.size() + b.size());
+      size_t i = 0, j = 0;
+      while (i < a.size() || j < b.size()) {
+        if (j == b.size() || (i < a.size() && a[i] < b[j])) {
+          if (!diff.first_extra) diff.first_extra = RelationDiff::Read{t, k, a[i] < 0 ? Tile{-1, -1, -1} : pg.tile(a[i])};
+          ++diff.extra;
+          ++i;
+        } else if (i == a.size() || b[j] < a[i]) {
+          if (!diff.first_missing) diff.first_missing = RelationDiff::Read{t, k, b[j] < 0 ? Tile{-1, -1, -1} : pg.tile(b[j])};
+          ++diff.missing;
+          ++j;
+        } else {
+          ++i;
+          ++j;
+        }
+      }
+    }
+  }
+  return diff;
 }
 
 }  // namespace deps

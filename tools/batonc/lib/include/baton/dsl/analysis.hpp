@@ -31,6 +31,7 @@
 #include "baton/dsl/affine_footprint.hpp"
 #include "baton/dsl/policy_kinds.hpp"
 #include "baton/dsl/program.hpp"
+#include "baton/dsl/relations.hpp"
 #include "baton/footprint.hpp"
 #include "baton/order.hpp"
 #include "baton/policy.hpp"
@@ -91,6 +92,7 @@ struct AccessForm {
   std::string tensor;
   Loc loc;
   bool clip = false;
+  bool accumulate = false;
   std::vector<DimForm> dims;
 };
 struct StageInfo {
@@ -124,6 +126,9 @@ struct EdgeInfo {
   std::vector<std::pair<int, int>> links;  // (consumer read index, producer write index)
   std::string tensors;                     // "Y" or "K, V"
   const SyncDecl* sync = nullptr;          // a policy chosen by hand
+  const RelationDecl* relation = nullptr;  // the exact relation given apart from the maps
+  const RelationKind* relation_kind = nullptr;
+  int64_t over_reads = 0;                  // reads the maps add to the relation (loose), default binding
   std::vector<Candidate> candidates;
   int chosen = -1;
   std::string label;  // "gemm1 -> gemm2"
@@ -133,6 +138,13 @@ struct OrderChoice {
   std::string kind;  // row, column, grouped
   int64_t group = 0;
   std::string why;
+};
+
+// What analyze() proves besides the maps.
+struct AnalyzeOptions {
+  // Prove each edge's maps and candidates against its `relation` (batonc --check proves its
+  // policy against the relation itself, so it turns this off to reach the policy).
+  bool prove_relations = true;
 };
 
 struct Analysis {
@@ -200,7 +212,9 @@ inline std::string candidate_name(const Candidate& c) {
 class Analyzer {
  public:
   // proof_budget: the most proof steps (proof_cost) the whole program may take.
-  explicit Analyzer(Program p, int64_t proof_budget = kProofBudget) : budget_(proof_budget) { a_.program = std::move(p); }
+  explicit Analyzer(Program p, int64_t proof_budget = kProofBudget, AnalyzeOptions o = {}) : budget_(proof_budget), opt_(o) {
+    a_.program = std::move(p);
+  }
 
   result<Analysis> run() {
     BATON_TRY(names_());
@@ -209,6 +223,9 @@ class Analyzer {
     BATON_TRY(edges_());
     BATON_TRY(acyclic_());
     for (const Binding& b : a_.bindings) BATON_TRY(bounds_(b));
+    for (const Binding& b : a_.bindings) BATON_TRY(overlaps_(b));
+    for (const Binding& b : a_.bindings)
+      for (const EdgeInfo& e : a_.edges) BATON_TRY(coverage_(e, b));
     for (EdgeInfo& e : a_.edges) BATON_TRY(choose_(e));
     BATON_TRY(orders_());
     return std::move(a_);
@@ -576,14 +593,24 @@ class Analyzer {
     const TensorDecl* t = nullptr;
     for (const TensorDecl& d : a_.program.tensors)
       if (d.name == acc.tensor) t = &d;
-    if (!t) return err_(acc.loc, "unknown tensor '" + acc.tensor + "' (declare it: tensor " + acc.tensor + "[...])");
+    if (!t) {
+      std::vector<std::string> names;
+      for (const TensorDecl& d : a_.program.tensors) names.push_back(d.name);
+      const std::string hint = did_you_mean(acc.tensor, names);
+      const std::string declare = "declare it: tensor " + acc.tensor + "[...]";
+      return err_(acc.loc, "unknown tensor '" + acc.tensor + "'" + (hint.empty() ? " (" + declare + ")" : hint + " (or " + declare + ")"));
+    }
     if (acc.ranges.size() != t->extents.size())
       return err_(acc.loc, "tensor '" + acc.tensor + "' has rank " + std::to_string(t->extents.size()) + " but the access gives " +
                                std::to_string(acc.ranges.size()) + " ranges");
     if (write && acc.clip) return err_(acc.loc, "'clip' is for reads (padding); a write must stay inside its tensor");
+    if (!write && acc.accumulate)
+      return err_(acc.loc, "'accumulate' is for writes (tiles adding into the same elements, split-K); remove it from the read");
     out.tensor = acc.tensor;
     out.loc = acc.loc;
     out.clip = acc.clip;
+    out.accumulate = acc.accumulate;
+    std::map<std::string, size_t> axis_dim;  // (writes) the dimension each tile index places
     std::set<std::string> names = all_params_();
     names.insert(vars.begin(), vars.end());
     for (size_t d = 0; d < acc.ranges.size(); ++d) {
@@ -618,6 +645,14 @@ class Analyzer {
         if (axes > 1)
           return err_(r.loc, "stage '" + s.name + "' writes dimension " + std::to_string(d) + " of " + acc.tensor +
                                  " at a place that depends on two tile indices; use one index per dimension (c*m + b)");
+        // A tile's write is a box whose dimensions move with distinct tile indices: the written
+        // region is then a product of per-dimension sets (coverage and overlap are checked per
+        // dimension).
+        for (auto& [v, c] : f.start.coef)
+          if (auto [it, fresh] = axis_dim.emplace(v, d); !fresh)
+            return err_(r.loc, "stage '" + s.name + "' writes " + acc.tensor + " with tile index '" + v + "' in dimensions " +
+                                   std::to_string(it->second) + " and " + std::to_string(d) +
+                                   "; a tile writes a box: place each tile index in one dimension");
       }
       out.dims.push_back(std::move(f));
     }
@@ -815,6 +850,162 @@ class Analyzer {
     }
     return {};
   }
+  // ---- coverage and overlap: what the producer's tiles write --------------------------------
+
+  // The elements one dimension of a write covers: tile i < count (along its axis) writes
+  // [pc*i + p0, + pw), clipped to [0, extent); `fixed` (no tile index): every tile writes [p0, + pw).
+  struct WrittenDim {
+    int64_t pc = 1, p0 = 0, pw = 1, extent = 1, count = 1;
+    bool fixed = false;
+    bool contiguous() const { return fixed || pw >= pc; }
+    int64_t lo() const { return std::max<int64_t>(p0, 0); }  // contiguous only
+    int64_t hi() const { return std::min<int64_t>(fixed ? p0 + pw : pc * (count - 1) + p0 + pw, extent); }
+    static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+    // The first element of [a, b) no tile writes, or -1.
+    int64_t first_unwritten(int64_t a, int64_t b) const {
+      if (contiguous()) return a < lo() ? a : b > hi() ? std::max(a, hi()) : -1;
+      for (int64_t x = a;;) {  // the tiles leave gaps (pw < pc): at most two steps
+        const int64_t i = floor_div(x - p0, pc);
+        if (i < 0 || i >= count || x >= pc * i + p0 + pw) return x;
+        x = pc * i + p0 + pw;
+        if (x >= b) return -1;
+      }
+    }
+    // The unwritten range around unwritten element x.
+    std::pair<int64_t, int64_t> gap(int64_t x) const {
+      if (contiguous()) return x < lo() ? std::pair<int64_t, int64_t>{0, lo()} : std::pair<int64_t, int64_t>{hi(), extent};
+      const int64_t i = floor_div(x - p0, pc);
+      if (i < 0) return {0, p0};
+      if (i >= count) return {std::max<int64_t>(pc * (count - 1) + p0 + pw, 0), extent};
+      return {pc * i + p0 + pw, std::min(i + 1 < count ? pc * (i + 1) + p0 : extent, extent)};
+    }
+    std::string text() const {
+      if (contiguous()) return "[" + std::to_string(lo()) + ", " + std::to_string(hi()) + ")";
+      return "[" + std::to_string(pc) + "*i + " + std::to_string(p0) + ", +" + std::to_string(pw) + ") for i < " + std::to_string(count);
+    }
+  };
+  static std::string box_text_(const std::string& tensor, const std::vector<std::pair<int64_t, int64_t>>& box) {
+    std::string s = tensor + "[";
+    for (size_t d = 0; d < box.size(); ++d) s += (d ? ", " : "") + std::to_string(box[d].first) + ":" + std::to_string(box[d].second);
+    return s + "]";
+  }
+
+  // Proof steps: the checks of a program share one budget (kProofBudget).
+  status charge_(int64_t cost, const EdgeInfo& e, const Binding& b, Grid cg, const AffineFootprint& fp) {
+    work_ += cost;
+    if (work_ <= budget_) return {};
+    return err_(a_.stages[size_t(e.consumer)].loc,
+                "edge " + e.label + " is too large to prove (" + std::to_string(cg.size()) + " consumer tiles x " +
+                    std::to_string(fp.k_blocks()) + " k-blocks, " + std::to_string(fp.producer.size()) + " producer tiles" +
+                    binding_note_(b) + "; the proofs of a program may take " + std::to_string(budget_) +
+                    " steps); prove it at smaller parameter values ('in {...}' or --set)");
+  }
+
+  // No two tiles of a stage write the same element, unless the write says `accumulate` (split-K:
+  // the tiles add partial sums, and a consumer waits for all of them). With each tile index in at
+  // most one dimension, tiles i and i+1 along an axis overlap iff the dimension that moves with it
+  // advances by less than its width, or no dimension moves with it.
+  status overlaps_(const Binding& b) {
+    const Program& prog = a_.program;
+    for (const StageInfo& s : a_.stages) {
+      Grid g;
+      BATON_TRY(grid(prog, s, b, g));
+      const int64_t gext[3] = {g.m, g.n, g.z};
+      static const char* axes[] = {"m", "n", "z"};
+      for (const AccessForm& w : s.writes) {
+        if (w.accumulate) continue;
+        // Tile 0's box, clipped (every write starts inside its tensor: bounds_).
+        std::vector<std::pair<int64_t, int64_t>> box;
+        for (const DimForm& f : w.dims) {
+          int64_t c0 = 0, width = 0, extent = 0;
+          BATON_TRY(eval(prog, *f.start.c0, b, c0));
+          BATON_TRY(eval(prog, *f.width, b, width));
+          BATON_TRY(eval(prog, *f.extent, b, extent));
+          box.push_back({std::max<int64_t>(c0, 0), std::min(c0 + width, extent)});
+        }
+        for (int ax = 0; ax < 3; ++ax) {
+          if (gext[ax] < 2) continue;
+          const Tile t1{ax == 0 ? 1 : 0, ax == 1 ? 1 : 0, ax == 2 ? 1 : 0};
+          const std::string fix = "; give each tile its own elements, or mark the write 'accumulate' if its tiles add partial sums (split-K)";
+          size_t d = 0;
+          while (d < w.dims.size() && !w.dims[d].start.coef.count(axes[ax])) ++d;
+          if (d == w.dims.size())
+            return err_(w.loc, "tiles (0,0,0) and " + to_string(t1) + " of stage '" + s.name + "' both write " + box_text_(w.tensor, box) +
+                                   ": the write does not move with tile index '" + axes[ax] + "' (grid " + to_string(g) + ")" + fix +
+                                   binding_note_(b));
+          int64_t pc = 0;
+          BATON_TRY(eval(prog, *w.dims[d].start.coef.at(axes[ax]), b, pc));
+          const int64_t p0 = box[d].first, pw = box[d].second - box[d].first;
+          if (pc != 0 && pw <= (pc < 0 ? -pc : pc)) continue;
+          std::vector<std::pair<int64_t, int64_t>> both = box;
+          both[d] = {std::max(p0, p0 + pc), std::min(box[d].second, p0 + pc + pw)};
+          return err_(w.dims[d].loc, "tiles (0,0,0) and " + to_string(t1) + " of stage '" + s.name + "' both write " +
+                                         box_text_(w.tensor, both) + ": along '" + axes[ax] + "' the write advances " +
+                                         std::to_string(pc) + " per tile but is " + std::to_string(pw) + " wide" + fix +
+                                         binding_note_(b));
+        }
+      }
+    }
+    return {};
+  }
+
+  // Every element of the tensor that a consumer tile reads (clipped to the tensor) is written by
+  // some producer tile: otherwise the consumer would wait for tiles that do not exist, or for none,
+  // and read what nobody wrote. The writes are a product of per-dimension sets (one tile index per
+  // dimension), so a read box is covered iff each of its dimensions is.
+  status coverage_(const EdgeInfo& e, const Binding& b) {
+    const Program& prog = a_.program;
+    const StageInfo& ps = a_.stages[size_t(e.producer)];
+    const StageInfo& cs = a_.stages[size_t(e.consumer)];
+    AffineFootprint fp;
+    BATON_TRY(footprint(a_, e, b, fp));
+    Grid cg;
+    BATON_TRY(grid(prog, cs, b, cg));
+    const int64_t nk = fp.k_blocks();
+    BATON_TRY(charge_(cg.size() * nk > (int64_t(1) << 22) ? int64_t(1) << 40 : cg.size() * nk * fp.accesses, e, b, cg, fp));
+    const int64_t gext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
+    for (int l = 0; l < fp.accesses; ++l) {
+      const AffineAccess& acc = fp.access[l];
+      std::vector<WrittenDim> wd(size_t(acc.dims));
+      for (int d = 0; d < acc.dims; ++d) {
+        const AffineDim& x = acc.dim[d];
+        wd[size_t(d)] = WrittenDim{x.pc, x.p0, x.pw, x.extent, x.axis < 0 ? 1 : gext[x.axis], x.axis < 0};
+      }
+      std::vector<std::pair<int64_t, int64_t>> box(size_t(acc.dims));
+      int kv[kMaxKVars] = {0, 0, 0};
+      for (int ci = 0; ci < int(cg.size()); ++ci) {
+        const Tile t = cg.tile(ci);
+        for (int k = 0; k < int(nk); ++k) {
+          fp.k_vars(k, kv);
+          bool empty = false;
+          for (int d = 0; d < acc.dims && !empty; ++d) {
+            const AffineDim& x = acc.dim[d];
+            int64_t lo = int64_t(x.cm) * t.m + int64_t(x.cn) * t.n + int64_t(x.cz) * t.z + x.c0;
+            for (int j = 0; j < fp.kvars; ++j) lo += int64_t(x.ck[j]) * kv[j];
+            box[size_t(d)] = {std::max<int64_t>(lo, 0), std::min<int64_t>(lo + x.width, x.extent)};
+            empty = box[size_t(d)].first >= box[size_t(d)].second;  // a read entirely in the padding
+          }
+          if (empty) continue;
+          for (int d = 0; d < acc.dims; ++d) {
+            const WrittenDim& w = wd[size_t(d)];
+            const int64_t x = w.first_unwritten(box[size_t(d)].first, box[size_t(d)].second);
+            if (x < 0) continue;
+            const auto [g0, g1] = w.gap(x);
+            const std::string& tensor = cs.reads[size_t(e.links[size_t(l)].first)].tensor;
+            return err_(ps.writes[size_t(e.links[size_t(l)].second)].dims[size_t(d)].loc,
+                        "stage '" + ps.name + "' writes no element of " + tensor + " in [" + std::to_string(g0) + ", " +
+                            std::to_string(g1) + ") of dimension " + std::to_string(d) + ", but stage '" + cs.name +
+                            "' reads there: its tile " + to_string(t) + " k-block " + std::to_string(k) + " reads " +
+                            box_text_(tensor, box) + "; the " + std::to_string(fp.producer.size()) + " tiles of '" + ps.name +
+                            "' (grid " + to_string(fp.producer) + ") write " + w.text() + " of that dimension: make " + ps.name +
+                            "'s grid or write map cover every element " + cs.name + " reads" + binding_note_(b));
+          }
+        }
+      }
+    }
+    return {};
+  }
+
   std::string binding_note_(const Binding& b) const {
     if (&b == &a_.bindings.front()) return "";
     std::string s;
@@ -874,13 +1065,7 @@ class Analyzer {
         // bounded for the whole program (kProofBudget).
         if (&c == &cands.front()) {
           const int64_t cost = proof_cost(fp, cg);
-          work_ += cost > budget_ ? cost : cost * int64_t(cands.size());
-          if (work_ > budget_)
-            return err_(a_.stages[size_t(e.consumer)].loc,
-                        "edge " + e.label + " is too large to prove (" + std::to_string(cg.size()) + " consumer tiles x " +
-                            std::to_string(fp.k_blocks()) + " k-blocks, " + std::to_string(fp.producer.size()) + " producer tiles" +
-                            binding_note_(b) + "; the proofs of a program may take " + std::to_string(budget_) +
-                            " steps); prove it at smaller parameter values ('in {...}' or --set)");
+          BATON_TRY(charge_(cost > budget_ ? cost : cost * int64_t(cands.size()), e, b, cg, fp));
         }
         const DependencyRelation rel = relation(fp, cg, e.label);
         const status st = with_named_footprint(c.footprint, fp, e.label, [&](const auto& f) -> status {
@@ -1036,11 +1221,12 @@ class Analyzer {
 
   Analysis a_;
   int64_t budget_ = kProofBudget;
+  AnalyzeOptions opt_;
   int64_t work_ = 0;  // proof steps spent
 };
 
-[[nodiscard]] inline result<Analysis> analyze(Program p, int64_t proof_budget = Analyzer::kProofBudget) {
-  return Analyzer(std::move(p), proof_budget).run();
+[[nodiscard]] inline result<Analysis> analyze(Program p, int64_t proof_budget = Analyzer::kProofBudget, AnalyzeOptions o = {}) {
+  return Analyzer(std::move(p), proof_budget, o).run();
 }
 
 }  // namespace baton::dsl

@@ -105,7 +105,8 @@ struct Access {
   std::string tensor;
   Loc loc;
   std::vector<Range> ranges;
-  bool clip = false;  // ranges may run past the tensor (padding): the part outside reads nothing
+  bool clip = false;        // ranges may run past the tensor (padding): the part outside reads nothing
+  bool accumulate = false;  // (writes) tiles may write the same elements, adding into them (split-K)
 };
 
 struct Axis {
@@ -142,6 +143,25 @@ struct SyncDecl {
   Loc footprint_loc;
 };
 
+// `relation p -> c : NAME(ARG = expr, ...) [loose]`: the edge's dependency relation given apart
+// from the maps (one of the library's exact relations, baton/dsl/relations.hpp). batonc proves the
+// maps against it and every policy against both. `loose` lets the maps read more than it says.
+struct RelationArg {
+  std::string name;
+  ExprPtr value;
+  Loc loc;
+};
+struct RelationDecl {
+  std::string producer, consumer;
+  Loc loc;
+  std::string name;  // conv_exact, gemm_a, causal_attention, one_to_one, transposed
+  Loc name_loc;
+  std::vector<RelationArg> args;
+  bool loose = false;
+  // Where the text came from when not from the program (batonc --relation): messages point there.
+  std::string origin_file, origin_source;
+};
+
 struct Program {
   std::string file;
   std::string source;
@@ -149,6 +169,7 @@ struct Program {
   std::vector<TensorDecl> tensors;
   std::vector<StageDecl> stages;
   std::vector<SyncDecl> syncs;
+  std::vector<RelationDecl> relations;
 };
 
 // "file:line:col: message", then the line and a caret under the column.
@@ -343,8 +364,10 @@ class Parser {
     if (accept_("tensor")) return tensor_();
     if (accept_("stage")) return stage_();
     if (accept_("sync")) return sync_();
+    // `relation` is a keyword only here, where a name could not stand.
+    if (accept_("relation")) return relation_();
     if (accept_(";")) return {};
-    return expected_("'param', 'tensor', 'stage' or 'sync'");
+    return expected_("'param', 'tensor', 'stage', 'sync' or 'relation'");
   }
 
   status param_() {
@@ -467,6 +490,34 @@ class Parser {
     } while (accept_(","));
     BATON_TRY(expect_("]"));
     if (accept_("clip")) a.clip = true;
+    // `accumulate` is a keyword only after an access, where a name could not stand.
+    if (accept_("accumulate")) a.accumulate = true;
+    return {};
+  }
+
+  status relation_() {
+    RelationDecl d;
+    d.loc = peek_().loc;
+    Loc l;
+    BATON_TRY(ident_(d.producer, l, "producer stage name"));
+    BATON_TRY(expect_("->"));
+    BATON_TRY(ident_(d.consumer, l, "consumer stage name"));
+    BATON_TRY(expect_(":"));
+    BATON_TRY(ident_(d.name, d.name_loc, "a relation (conv_exact, gemm_a, causal_attention, one_to_one, transposed)"));
+    if (accept_("(") && !accept_(")")) {
+      do {
+        RelationArg a;
+        BATON_TRY(ident_(a.name, a.loc, "an argument name (NAME = value)"));
+        BATON_TRY(expect_("="));
+        BATON_TRY(expr_(a.value, 0));
+        for (const RelationArg& b : d.args)
+          if (b.name == a.name) return error_at_(a.loc, "argument '" + a.name + "' given twice");
+        d.args.push_back(std::move(a));
+      } while (accept_(","));
+      BATON_TRY(expect_(")"));
+    }
+    if (accept_("loose")) d.loose = true;
+    prog_.relations.push_back(std::move(d));
     return {};
   }
 
