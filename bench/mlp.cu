@@ -1239,33 +1239,34 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     std::snprintf(relbuf, sizeof relbuf, "%.3e", rel);
     const bool on_baton_gemm = v.name.rfind("baton-", 0) == 0 || v.name == "cutlass-stream" || v.name == "cutlass-graph" ||
                                v.name == "cutlass-pdl-graph";
+    // The op's rows (baton-auto tuned, baton-plan untuned) report the plan the op runs.
+    const OpMlp* op_of_v = v.name == "baton-auto" && (op->gelu || op->swiglu)             ? op.get()
+                           : v.name == "baton-plan" && (plan_op->gelu || plan_op->swiglu) ? plan_op.get()
+                                                                                           : nullptr;
+    auto op_tiles = [](const ops::MlpPlan& pl) {
+      return (pl.swap_gemm1 ? "swap128x" + std::to_string(ops::kMlpSwapTileN)
+                            : "128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")) +
+             (pl.swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
+                            : "/128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : ""));
+    };
     r.extra = {{"policy", v.policy},
                {"act", p.swiglu ? "swiglu" : "gelu"},
-               {"group_m", v.name == "baton-auto" && (op->gelu || op->swiglu) ? std::to_string(op->plan().group_m)
-                           : on_baton_gemm                                  ? std::to_string(p.group_m)
-                                                                            : "-"},
-               {"split_k", v.name == "baton-auto" && (op->gelu || op->swiglu)
-                               ? std::to_string(op->plan().split1) + "/" + std::to_string(op->plan().split2)
+               {"group_m", op_of_v        ? std::to_string(op_of_v->plan().group_m)
+                           : on_baton_gemm ? std::to_string(p.group_m)
+                                           : "-"},
+               {"split_k", op_of_v ? std::to_string(op_of_v->plan().split1) + "/" + std::to_string(op_of_v->plan().split2)
                            : on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2)
                                            : "-"},
-               {"tiles", v.name == "baton-auto" && (op->gelu || op->swiglu)
-                             ? (op->plan().swap_gemm1 ? "swap128x" + std::to_string(ops::kMlpSwapTileN)
-                                                      : "128x" + std::to_string(op->plan().tile_n1) +
-                                                            (op->plan().pairs1 ? "p" : "")) +
-                                   (op->plan().swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
-                                                          : "/128x" + std::to_string(op->plan().tile_n2) +
-                                                                (op->plan().pairs2 ? "p" : ""))
+               {"tiles", op_of_v                           ? op_tiles(op_of_v->plan())
                          : v.name == "cutlass-wide-graph"  ? "128x256/128x256"
                          : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
                          : on_baton_gemm                   ? "128x128/128x128"
                                                            : "-"},
-               {"gemm2_pdl", v.name == "baton-auto" && (op->gelu || op->swiglu) ? (op->plan().pdl ? "1" : "0")
+               {"gemm2_pdl", op_of_v ? (op_of_v->plan().pdl ? "1" : "0")
                              : v.name == "cutlass-pdl-graph" || v.name.starts_with("baton-kblock") || v.name.starts_with("baton-row") ? "1"
                              : on_baton_gemm ? "0"
                                              : "-"},
-               {"l2_prefetch_kblocks", v.name == "baton-auto" && (op->gelu || op->swiglu)
-                                           ? std::to_string(op->plan().l2_prefetch_kblocks)
-                                           : "0"},
+               {"l2_prefetch_kblocks", op_of_v ? std::to_string(op_of_v->plan().l2_prefetch_kblocks) : "0"},
                {"rel_err", relbuf},
                {"gemm1_tiles", std::to_string(g1.size())},
                {"gemm2_tiles", std::to_string(g2.size())},

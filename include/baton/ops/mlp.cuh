@@ -432,6 +432,7 @@ class Mlp {
       int swap1 = -2;
       int pdl = -2;                  // -2: the caller's
       int pairs = -2;                // -2: the caller's
+      int split1 = 0, split2 = 0;    // 0: the caller's (or the plan's rule)
     };
     const MlpPlan& bp = base.value();
     std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
@@ -450,6 +451,18 @@ class Mlp {
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
         if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
+    // Split-K over the planned widths, when the caller left it to the plan: with several row bands
+    // the tiles can leave a ragged last wave (a tail band of a few rows whose CTAs finish early,
+    // 1.1 waves of equal tiles) that smaller CTA parts fill better; with one band, other splits than
+    // the one-wave rule. Duplicates of the planned chain are skipped below.
+    if (o.plan.split1 == 0 && o.plan.split2 == 0 && bp.policy == mlp_policy::none && !bp.swap_gemm1 && !bp.swap_gemm2 &&
+        !bp.pairs1 && !bp.pairs2) {
+      const int k1 = ceil_div(shape.hidden, kMlpTileK), k2 = ceil_div(shape.ffn, kMlpTileK);
+      for (int s1 : {1, 2, 3})
+        for (int s2 : {1, 2, 3})
+          if ((s1 != bp.split1 || s2 != bp.split2) && s1 <= k1 && s2 <= k2)
+            cands.push_back({mlp_policy::none, bp.group_m, bp.tile_n1, bp.tile_n2, -1, -2, -2, -2, -2, s1, s2});
+    }
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
     // At decode, the swapped GEMMs (off by default: measured slower, docs/mlp.md), or the caller's
@@ -484,7 +497,7 @@ class Mlp {
         if (&d == &c) break;
         dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
                       d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1 &&
-                      d.pdl == c.pdl && d.pairs == c.pairs);
+                      d.pdl == c.pdl && d.pairs == c.pairs && d.split1 == c.split1 && d.split2 == c.split2);
       }
       if (dup) continue;
       MlpRunOptions co = o;
@@ -499,6 +512,8 @@ class Mlp {
       if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
       if (c.pdl >= -1) co.plan.pdl = c.pdl;
       if (c.pairs >= -1) co.plan.cta_pairs = c.pairs;
+      if (c.split1 > 0) co.plan.split1 = c.split1;
+      if (c.split2 > 0) co.plan.split2 = c.split2;
       if (co.plan.cta_pairs == 1 && c.policy != mlp_policy::none) co.plan.cta_pairs = 0;
       if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || (c.tile_n1 != 0 && c.tile_n1 != kMlpTileN))) co.plan.swap_gemm1 = 0;
       // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
@@ -528,13 +543,14 @@ class Mlp {
     const size_t best_i = mlp_tuning_choice(rounds, med);
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s%s%s %.1f us", tried.empty() ? "" : ", ",
+      char buf[192];
+      std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
                     ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
                     ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1, ms[i]->plan_.pairs1 ? "p" : "",
                     ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
                     ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2, ms[i]->plan_.pairs2 ? "p" : "",
+                    ms[i]->plan_.split1, ms[i]->plan_.split2,
                     ms[i]->plan_.l2_prefetch_kblocks > 0
                         ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
                         : "",
