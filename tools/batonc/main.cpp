@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,6 +18,7 @@ namespace {
 
 const char* kUsage =
     "usage: batonc FILE.baton [-o OUT.hpp] [--namespace NS] [--set NAME=VALUE]... [--explain]\n"
+    "              [--relation 'P -> C : RELATION(ARG = VALUE, ...)']...\n"
     "              [--check 'PRODUCER->CONSUMER=POLICY[@FOOTPRINT]']... [--verify OUT.hpp]\n"
     "Compiles a .baton program (stages, tensors, affine access maps; docs/batonc.md) into a C++ header of\n"
     "sync policies and tile orders, each proven by baton::check_soundness for every parameter binding\n"
@@ -26,8 +28,13 @@ const char* kUsage =
     "  --namespace NS      the header's namespace (default baton_gen::<file stem>)\n"
     "  --set NAME=VALUE    override a parameter's value (the header's default and a proven binding)\n"
     "  --explain           print every edge's candidates, the choice and why, and the tile orders\n"
-    "  --check SPEC        prove a hand-written policy for an edge instead of choosing one:\n"
-    "                        POLICY   tile | kblock | row | row_k | column | column_k | group(GM,GN) | group_k(GM,GN)\n"
+    "  --relation TEXT     a `relation` line given apart from the program: the edge's exact relation\n"
+    "                      (conv_exact, gemm_a, causal_attention, one_to_one, transposed); the maps and\n"
+    "                      every policy are proven against it too (replaces the program's for that edge)\n"
+    "  --check SPEC        prove a hand-written policy for an edge instead of choosing one, against the\n"
+    "                      maps and the edge's relation, if it has one:\n"
+    "                        POLICY   tile | kblock | row | row per k | column | column per k | group(GM,GN) [per k]\n"
+    "                                 (row_k, column_k, group_k(GM,GN) are accepted too)\n"
     "                        FOOTPRINT affine (the program's maps, default) | gemm_a | identity | transpose | all_of_batch\n"
     "                      e.g. --check 'gemm1->gemm2=row@gemm_a' (baton::RowPolicy<footprint::GemmA>, the MLP's)\n"
     "                      exit 0 when sound; 1 with the missed dependency when not\n"
@@ -38,6 +45,16 @@ const char* kUsage =
 int fail(int code, const std::string& msg) {
   std::fprintf(stderr, "batonc: error: %s\n", msg.c_str());
   return code;
+}
+
+// The program a header names in its banner is not `file`: another name, or (both found from here)
+// another file. The banner's path is as batonc was given it, possibly from another directory.
+bool different_programs(const std::string& banner_path, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (fs::path(banner_path).filename() != fs::path(file).filename()) return true;
+  std::error_code e1, e2;
+  const bool both = fs::exists(banner_path, e1) && fs::exists(file, e2);
+  return both && !fs::equivalent(banner_path, file, e1);
 }
 
 bool read_file(const std::string& path, std::string& out) {
@@ -54,7 +71,7 @@ bool read_file(const std::string& path, std::string& out) {
 int main(int argc, char** argv) {
   std::string file, out_path, ns, verify_path;
   bool explain = false;
-  std::vector<std::string> checks, sets;
+  std::vector<std::string> checks, sets, relations;
   std::string command = "batonc";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -78,6 +95,10 @@ int main(int argc, char** argv) {
       std::string s;
       if (!value(s)) return fail(2, "--check needs PRODUCER->CONSUMER=POLICY");
       checks.push_back(s);
+    } else if (a == "--relation") {
+      std::string s;
+      if (!value(s)) return fail(2, "--relation needs 'P -> C : RELATION(ARG = VALUE, ...)'");
+      relations.push_back(s);
     } else if (a == "--verify") {
       if (!value(verify_path)) return fail(2, "--verify needs a path");
     } else if (a == "--explain") {
@@ -94,6 +115,7 @@ int main(int argc, char** argv) {
   command += " " + file;
   if (!ns.empty()) command += " --namespace " + ns;
   for (const std::string& s : sets) command += " --set " + s;
+  for (const std::string& r : relations) command += " --relation '" + r + "'";
   std::string source;
   if (!read_file(file, source)) return fail(1, "cannot read '" + file + "': " + std::strerror(errno));
   auto prog = baton::dsl::parse(file, source);
@@ -102,9 +124,16 @@ int main(int argc, char** argv) {
     baton::status st = baton::dsl::apply_set(prog.value(), s);
     if (!st.ok()) return fail(2, st.message());
   }
+  for (size_t i = 0; i < relations.size(); ++i) {
+    baton::status st = baton::dsl::add_relations(prog.value(), "--relation" + (relations.size() > 1 ? "#" + std::to_string(i + 1) : ""),
+                                                 relations[i]);
+    if (!st.ok()) return fail(2, st.message());
+  }
   if (!checks.empty()) {
     // Hand-written policies are proven against the program's relation, replacing any choice.
-    auto an = baton::dsl::analyze(baton::dsl::without_syncs(prog.value()));
+    // The relation proofs happen per policy (check_policy), so the analysis leaves them out.
+    auto an = baton::dsl::analyze(baton::dsl::without_syncs(prog.value()), baton::dsl::Analyzer::kProofBudget,
+                                  baton::dsl::AnalyzeOptions{.prove_relations = false});
     if (!an.ok()) return fail(1, an.error().message());
     int rc = 0;
     for (const std::string& c : checks) {
@@ -131,9 +160,21 @@ int main(int argc, char** argv) {
   if (!verify_path.empty()) {
     std::string have;
     if (!read_file(verify_path, have)) return fail(1, "cannot read '" + verify_path + "' to verify it");
-    if (have != header)
+    if (have != header) {
+      // A header generated from another program is not stale: say so rather than suggest overwriting it.
+      const std::string banner = "// generated by batonc from ";
+      if (have.rfind(banner, 0) == 0) {
+        const size_t end = have.find(", do not edit");
+        const std::string from = end == std::string::npos ? "" : have.substr(banner.size(), end - banner.size());
+        if (!from.empty() && different_programs(from, file))
+          return fail(1, "'" + verify_path + "' was generated from a different program ('" + from + "', not '" + file +
+                             "'); verify it against that program");
+      } else {
+        return fail(1, "'" + verify_path + "' is not a header batonc generated (no '" + banner + "...' banner); check the path");
+      }
       return fail(1, "'" + verify_path + "' is stale: it differs from what batonc generates from '" + file +
                          "'; regenerate it (" + eo.command + ")");
+    }
     std::printf("batonc: %s is up to date\n", verify_path.c_str());
   }
   if (!out_path.empty()) {

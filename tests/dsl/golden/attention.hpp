@@ -51,17 +51,26 @@ inline constexpr ::baton::RowMajor attention_order{};
   f.kvars = 0;
   f.accesses = 3;
   f.access[0].dims = 3;  // Q
-  f.access[0].dim[0] = {0, 0, 1, {0, 0, 0}, 0, 1, 2, 1, 0, 1, p.NH};
-  f.access[0].dim[1] = {128, 0, 0, {0, 0, 0}, 0, 128, 0, 128, 0, 128, p.S};
-  f.access[0].dim[2] = {0, 0, 0, {0, 0, 0}, 0, p.D, -1, 1, 0, p.D, p.D};
+  f.access[0].dim[0] = {.cm = 0, .cn = 0, .cz = 1, .ck = {0, 0, 0}, .c0 = 0, .width = 1,
+                         .axis = 2, .pc = 1, .p0 = 0, .pw = 1, .extent = p.NH};
+  f.access[0].dim[1] = {.cm = 128, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 128,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.S};
+  f.access[0].dim[2] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = p.D,
+                         .axis = -1, .pc = 1, .p0 = 0, .pw = p.D, .extent = p.D};
   f.access[1].dims = 3;  // K
-  f.access[1].dim[0] = {0, 0, 1, {0, 0, 0}, 0, 1, 2, 1, 0, 1, p.NH};
-  f.access[1].dim[1] = {0, 0, 0, {0, 0, 0}, 0, p.S, 0, 128, 0, 128, p.S};
-  f.access[1].dim[2] = {0, 0, 0, {0, 0, 0}, 0, p.D, -1, 1, 0, p.D, p.D};
+  f.access[1].dim[0] = {.cm = 0, .cn = 0, .cz = 1, .ck = {0, 0, 0}, .c0 = 0, .width = 1,
+                         .axis = 2, .pc = 1, .p0 = 0, .pw = 1, .extent = p.NH};
+  f.access[1].dim[1] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = p.S,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.S};
+  f.access[1].dim[2] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = p.D,
+                         .axis = -1, .pc = 1, .p0 = 0, .pw = p.D, .extent = p.D};
   f.access[2].dims = 3;  // V
-  f.access[2].dim[0] = {0, 0, 1, {0, 0, 0}, 0, 1, 2, 1, 0, 1, p.NH};
-  f.access[2].dim[1] = {0, 0, 0, {0, 0, 0}, 0, p.S, 0, 128, 0, 128, p.S};
-  f.access[2].dim[2] = {0, 0, 0, {0, 0, 0}, 0, p.D, -1, 1, 0, p.D, p.D};
+  f.access[2].dim[0] = {.cm = 0, .cn = 0, .cz = 1, .ck = {0, 0, 0}, .c0 = 0, .width = 1,
+                         .axis = 2, .pc = 1, .p0 = 0, .pw = 1, .extent = p.NH};
+  f.access[2].dim[1] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = p.S,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.S};
+  f.access[2].dim[2] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = p.D,
+                         .axis = -1, .pc = 1, .p0 = 0, .pw = p.D, .extent = p.D};
   return f;
 }
 using qkv_to_attention_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;

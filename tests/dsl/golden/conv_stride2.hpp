@@ -54,9 +54,12 @@ inline constexpr ::baton::RowMajor down_order{};
   f.kext[2] = ::baton::ceil_div(p.C, 64);  // cb
   f.accesses = 1;
   f.access[0].dims = 3;  // A
-  f.access[0].dim[0] = {16, 0, 0, {1, 0, 0}, -1, 15, 0, 8, 0, 8, p.H};
-  f.access[0].dim[1] = {0, 16, 0, {0, 1, 0}, -1, 15, 1, 8, 0, 8, p.W};
-  f.access[0].dim[2] = {0, 0, 0, {0, 0, 64}, 0, 64, 2, 64, 0, 64, p.C};
+  f.access[0].dim[0] = {.cm = 16, .cn = 0, .cz = 0, .ck = {1, 0, 0}, .c0 = -1, .width = 15,
+                         .axis = 0, .pc = 8, .p0 = 0, .pw = 8, .extent = p.H};
+  f.access[0].dim[1] = {.cm = 0, .cn = 16, .cz = 0, .ck = {0, 1, 0}, .c0 = -1, .width = 15,
+                         .axis = 1, .pc = 8, .p0 = 0, .pw = 8, .extent = p.W};
+  f.access[0].dim[2] = {.cm = 0, .cn = 0, .cz = 0, .ck = {0, 0, 64}, .c0 = 0, .width = 64,
+                         .axis = 2, .pc = 64, .p0 = 0, .pw = 64, .extent = p.C};
   return f;
 }
 using pointwise_to_down_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;

@@ -50,8 +50,10 @@ inline constexpr ::baton::RowMajor reduce_order{};
   f.kvars = 0;
   f.accesses = 1;
   f.access[0].dims = 2;  // P
-  f.access[0].dim[0] = {256, 0, 0, {0, 0, 0}, 0, 256, 0, 128, 0, 128, p.M};
-  f.access[0].dim[1] = {0, 512, 0, {0, 0, 0}, 0, 512, 1, 128, 0, 128, p.N};
+  f.access[0].dim[0] = {.cm = 256, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 256,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.M};
+  f.access[0].dim[1] = {.cm = 0, .cn = 512, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 512,
+                         .axis = 1, .pc = 128, .p0 = 0, .pw = 128, .extent = p.N};
   return f;
 }
 using produce_to_reduce_policy = ::baton::GroupPolicy<::baton::dsl::AffineFootprint>;

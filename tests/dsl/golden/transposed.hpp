@@ -50,8 +50,10 @@ inline constexpr ::baton::RowMajor transpose_order{};
   f.kvars = 0;
   f.accesses = 1;
   f.access[0].dims = 2;  // T
-  f.access[0].dim[0] = {0, 64, 0, {0, 0, 0}, 0, 64, 0, 64, 0, 64, p.M};
-  f.access[0].dim[1] = {64, 0, 0, {0, 0, 0}, 0, 64, 1, 64, 0, 64, p.N};
+  f.access[0].dim[0] = {.cm = 0, .cn = 64, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 64,
+                         .axis = 0, .pc = 64, .p0 = 0, .pw = 64, .extent = p.M};
+  f.access[0].dim[1] = {.cm = 64, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 64,
+                         .axis = 1, .pc = 64, .p0 = 0, .pw = 64, .extent = p.N};
   return f;
 }
 using produce_to_transpose_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;

@@ -406,6 +406,56 @@ class Analyzer {
     return cost;
   }
 
+  // A message located in a relation's text (the program's, or batonc --relation's).
+  static std::string relation_located(const Program& prog, const RelationDecl& d, Loc l, const std::string& msg) {
+    return d.origin_file.empty() ? located(prog.file, prog.source, l, msg) : located(d.origin_file, d.origin_source, l, msg);
+  }
+  // " (with M = 17)" for a binding other than the defaults.
+  static std::string binding_note(const Analysis& a, const Binding& b) {
+    std::string s;
+    for (auto& [k, v] : b)
+      if (a.bindings.front().at(k) != v) s += (s.empty() ? "" : ", ") + k + " = " + std::to_string(v);
+    return s.empty() ? "" : " (with " + s + ")";
+  }
+
+  // The relation edge e's `relation` line gives at binding b, over the program's grids; an error
+  // when its shape (producer grid, k-blocks) is not the program's.
+  static status declared_relation(const Analysis& a, const EdgeInfo& e, const Binding& b, DependencyRelation& out) {
+    const RelationDecl& d = *e.relation;
+    const Program& prog = a.program;
+    Program origin;
+    origin.file = d.origin_file;
+    origin.source = d.origin_source;
+    const Program& text = d.origin_file.empty() ? prog : origin;
+    auto err = [&](Loc l, const std::string& m) { return status(errc::invalid_argument, relation_located(prog, d, l, m + binding_note(a, b))); };
+    std::map<std::string, int64_t> v;
+    for (const RelationArgSpec& x : e.relation_kind->args) v[std::string(x.name)] = x.fallback;
+    for (const RelationArg& x : d.args) {
+      int64_t val = 0;
+      BATON_TRY(eval(text, *x.value, b, val));
+      if (val > 0x7fffffff || val < -0x7fffffff) return err(x.value->loc, "value " + std::to_string(val) + " does not fit in int");
+      v[x.name] = val;
+    }
+    const StageInfo& ps = a.stages[size_t(e.producer)];
+    const StageInfo& cs = a.stages[size_t(e.consumer)];
+    Grid pg, cg;
+    BATON_TRY(grid(prog, ps, b, pg));
+    BATON_TRY(grid(prog, cs, b, cg));
+    int kb = 1;
+    BATON_TRY(k_blocks(prog, cs, b, kb));
+    auto r = make_relation(*e.relation_kind, v, pg, cg);
+    if (!r.ok()) return err(d.name_loc, d.name + ": " + r.error().message());
+    out = std::move(r.value());
+    if (!(out.producer == pg))
+      return err(d.name_loc, d.name + " gives a producer grid of " + to_string(out.producer) + " tiles, but stage '" + ps.name + "' has " +
+                                 to_string(pg) + ": the relation and the program describe different shapes (check the tile sizes and extents on both)");
+    if (out.k_blocks != kb)
+      return err(d.name_loc, d.name + " gives " + std::to_string(out.k_blocks) + " k-blocks, but stage '" + cs.name + "' has " +
+                                 std::to_string(kb) + ": the relation and the program walk k differently");
+    out.description = d.name;
+    return {};
+  }
+
   static status grid(const Program& prog, const StageInfo& s, const Binding& b, Grid& g) {
     int v[3] = {1, 1, 1};
     for (int ax = 0; ax < 3; ++ax) BATON_TRY(eval_int_(prog, *s.ext[ax], b, v[ax]));
@@ -486,15 +536,23 @@ class Analyzer {
     for (const Param& p : a_.program.params) s.insert(p.name);
     return s;
   }
-  status scope_(const Expr& e, const std::set<std::string>& names, const char* where) const {
+  status scope_(const Expr& e, const std::set<std::string>& names, const char* where, const RelationDecl* origin = nullptr) const {
+    auto err_ = [&](Loc l, const std::string& m) { return status(errc::invalid_argument, origin ? relation_located(a_.program, *origin, l, m)
+                                                                                               : located(a_.program.file, a_.program.source, l, m)); };
     if (e.kind == Expr::name && !names.count(e.id)) {
       bool is_param = false;
       for (const Param& p : a_.program.params) is_param |= p.name == e.id;
       if (is_param) return err_(e.loc, "'" + e.id + "' is used before its declaration in " + where);
-      return err_(e.loc, "unknown name '" + e.id + "' in " + where);
+      if (e.id == "m" || e.id == "n" || e.id == "z" || index_vars_.count(e.id))
+        return err_(e.loc, "'" + e.id + "' is a tile or k index, but " + where +
+                               " may name parameters only (it is the same for every tile); say it with parameters" +
+                               (std::string(where) == "a k-loop extent"
+                                    ? " and let reads past the end fall outside the tensor, or give the relation apart ('relation ... : causal_attention(...)')"
+                                    : ""));
+      return err_(e.loc, "unknown name '" + e.id + "' in " + where + did_you_mean(e.id, std::vector<std::string>(names.begin(), names.end())));
     }
-    if (e.a) BATON_TRY(scope_(*e.a, names, where));
-    if (e.b) BATON_TRY(scope_(*e.b, names, where));
+    if (e.a) BATON_TRY(scope_(*e.a, names, where, origin));
+    if (e.b) BATON_TRY(scope_(*e.b, names, where, origin));
     return {};
   }
 
@@ -660,6 +718,8 @@ class Analyzer {
   }
 
   status stages_() {
+    for (const StageDecl& s : a_.program.stages)
+      for (const KVar& v : s.kvars) index_vars_.insert(v.name);
     for (const StageDecl& s : a_.program.stages) {
       StageInfo si;
       si.name = s.name;
@@ -756,6 +816,49 @@ class Analyzer {
       if (e->sync) return err_(d.loc, "a second sync for " + e->label);
       e->sync = &d;
     }
+    for (const RelationDecl& d : a_.program.relations) BATON_TRY(relation_decl_(d));
+    return {};
+  }
+
+  // A `relation` line: its stages, edge, kind and arguments (parameter expressions).
+  status relation_decl_(const RelationDecl& d) {
+    auto err = [&](Loc l, const std::string& m) { return status(errc::invalid_argument, relation_located(a_.program, d, l, m)); };
+    std::vector<std::string> stage_names;
+    for (const StageInfo& s : a_.stages) stage_names.push_back(s.name);
+    const int p = stage_index_(d.producer), c = stage_index_(d.consumer);
+    if (p < 0) return err(d.loc, "unknown stage '" + d.producer + "' in relation" + did_you_mean(d.producer, stage_names));
+    if (c < 0) return err(d.loc, "unknown stage '" + d.consumer + "' in relation" + did_you_mean(d.consumer, stage_names));
+    EdgeInfo* e = nullptr;
+    for (EdgeInfo& x : a_.edges)
+      if (x.producer == p && x.consumer == c) e = &x;
+    if (!e)
+      return err(d.loc, "no dependency " + d.producer + " -> " + d.consumer + ": '" + d.consumer + "' reads nothing '" + d.producer +
+                            "' writes");
+    if (e->relation) return err(d.loc, "a second relation for " + e->label);
+    const RelationKind* k = find_relation_kind(d.name);
+    if (!k) {
+      std::vector<std::string> names;
+      for (const RelationKind& x : relation_kinds()) names.push_back(std::string(x.name));
+      return err(d.name_loc, "unknown relation '" + d.name + "'" + did_you_mean(d.name, names) + " (" + relation_kind_names() + ")");
+    }
+    std::vector<std::string> arg_names;
+    for (const RelationArgSpec& x : k->args) arg_names.push_back(std::string(x.name));
+    std::string all;
+    for (const std::string& n : arg_names) all += (all.empty() ? "" : ", ") + n;
+    for (const RelationArg& a : d.args) {
+      if (!std::count(arg_names.begin(), arg_names.end(), a.name))
+        return err(a.loc, d.name + " has no argument '" + a.name + "'" + did_you_mean(a.name, arg_names) +
+                              (all.empty() ? " (it takes none)" : " (its arguments: " + all + ")"));
+      BATON_TRY(scope_(*a.value, all_params_(), "a relation's argument", &d));
+    }
+    for (const RelationArgSpec& x : k->args) {
+      if (!x.required) continue;
+      bool given = false;
+      for (const RelationArg& a : d.args) given |= a.name == x.name;
+      if (!given) return err(d.name_loc, d.name + " needs argument '" + std::string(x.name) + "' (its arguments: " + all + ")");
+    }
+    e->relation = &d;
+    e->relation_kind = k;
     return {};
   }
 
@@ -1054,6 +1157,23 @@ class Analyzer {
         cands.push_back(c);
       }
     }
+    // The relation given apart from the maps: the maps must read what it says (all of it, and no
+    // more unless it is `loose`), and every candidate is proven against it as well.
+    std::vector<DependencyRelation> truths;
+    if (e.relation && opt_.prove_relations)
+      for (size_t bi = 0; bi < a_.bindings.size(); ++bi) {
+        const Binding& b = a_.bindings[bi];
+        AffineFootprint fp;
+        BATON_TRY(footprint(a_, e, b, fp));
+        Grid cg;
+        BATON_TRY(grid(a_.program, a_.stages[size_t(e.consumer)], b, cg));
+        const int64_t cost = proof_cost(fp, cg);
+        BATON_TRY(charge_(cost > budget_ ? cost : 2 * cost, e, b, cg, fp));
+        DependencyRelation truth;
+        BATON_TRY(declared_relation(a_, e, b, truth));
+        BATON_TRY(compare_maps_(e, b, relation(fp, cg, e.label), truth));
+        truths.push_back(std::move(truth));
+      }
     for (Candidate& c : cands) {
       for (size_t bi = 0; bi < a_.bindings.size(); ++bi) {
         const Binding& b = a_.bindings[bi];
@@ -1074,6 +1194,15 @@ class Analyzer {
           if (!rep.sound()) {
             if (c.sound) c.why_not = rep.result.message() + binding_note_(b);
             c.sound = false;
+          }
+          if (bi < truths.size() && rep.sound()) {
+            const CheckReport t = with_policy(c, fp.producer, f, [&](const auto& pol) {
+              return check_soundness(pol, truths[bi], e.label + " against " + e.relation->name);
+            });
+            if (!t.sound()) {
+              if (c.sound) c.why_not = t.result.message() + binding_note_(b);
+              c.sound = false;
+            }
           }
           if (bi == 0 && rep.sound()) {
             c.waits = rep.waits;
@@ -1105,6 +1234,45 @@ class Analyzer {
       return status(errc::unsound_policy, "no candidate policy is sound for " + e.label + " (first: " + cands[0].why_not + ")");
     }
     e.chosen = best;
+    return {};
+  }
+
+  // The maps' relation against the one the `relation` line gives: a read the maps miss is an
+  // error (a policy built from them may skip its wait); a read they add is one too, unless the
+  // line says `loose` (the maps may over-approximate, e.g. a flattened conv halo across image rows).
+  status compare_maps_(EdgeInfo& e, const Binding& b, const DependencyRelation& maps, const DependencyRelation& truth) {
+    auto diff = deps::compare(maps, truth);
+    const RelationDecl& d = *e.relation;
+    const StageInfo& ps = a_.stages[size_t(e.producer)];
+    const StageInfo& cs = a_.stages[size_t(e.consumer)];
+    if (!diff.ok()) return status(errc::invalid_argument, relation_located(a_.program, d, d.name_loc, d.name + ": " + diff.error().message()));
+    const deps::RelationDiff& df = diff.value();
+    const std::string where = d.origin_file.empty() ? "line " + std::to_string(d.loc.line) : d.origin_file;
+    const Loc read_loc = cs.reads[size_t(e.links.front().first)].loc;
+    std::string tensors;  // each once
+    for (auto [r, w] : e.links) {
+      const std::string& t = cs.reads[size_t(r)].tensor;
+      if ((", " + tensors + ", ").find(", " + t + ", ") == std::string::npos) tensors += (tensors.empty() ? "" : ", ") + t;
+    }
+    if (df.missing)
+      return err_(read_loc, "stage '" + cs.name + "' reads " + tensors + " through maps that miss what relation " + d.name + " (" + where +
+                                ") says it reads: its tile " + to_string(df.first_missing->consumer) + " k-block " +
+                                std::to_string(df.first_missing->k_block) + " reads producer tile " + to_string(df.first_missing->producer) +
+                                " of '" + ps.name + "' (" + std::to_string(df.missing) +
+                                " such reads); a policy built from these maps need not wait for them: fix the read maps (a convolution reads its R x S halo) or the relation" +
+                                binding_note_(b));
+    if (df.extra && !d.loose) {
+      int64_t truth_reads = 0;
+      truth.reads(df.first_extra->consumer, df.first_extra->k_block, [&](Tile) { ++truth_reads; });
+      return err_(read_loc, "stage '" + cs.name + "' reads " + tensors + " through maps that read more than relation " + d.name + " (" +
+                                where + ") says: its tile " + to_string(df.first_extra->consumer) + " k-block " +
+                                std::to_string(df.first_extra->k_block) + " reads producer tile " + to_string(df.first_extra->producer) + " of '" +
+                                ps.name + "' by the maps, not by " + d.name +
+                                (truth_reads ? "" : ", which says that k-block reads nothing") + " (" + std::to_string(df.extra) +
+                                " such reads" + (d.name == "causal_attention" ? "; a causal tile reads no key block after its last query" : "") +
+                                "): fix the maps, or end the relation line with 'loose' if they may over-approximate" + binding_note_(b));
+    }
+    if (&b == &a_.bindings.front()) e.over_reads = df.extra;
     return {};
   }
 
@@ -1220,6 +1388,7 @@ class Analyzer {
   }
 
   Analysis a_;
+  std::set<std::string> index_vars_;  // the k-loop variables of every stage (for messages)
   int64_t budget_ = kProofBudget;
   AnalyzeOptions opt_;
   int64_t work_ = 0;  // proof steps spent

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "baton/dependency.hpp"
@@ -37,8 +38,36 @@ inline Program without_syncs(Program p) {
   return p;
 }
 
+// batonc --relation TEXT: `relation` lines given apart from the program (messages point into
+// TEXT, named `origin`). One for an edge the program already relates replaces the program's.
+[[nodiscard]] inline status add_relations(Program& p, const std::string& origin, const std::string& text) {
+  auto frag = parse(origin, text);
+  if (!frag.ok()) return frag.error();
+  Program& f = frag.value();
+  if (!f.params.empty() || !f.tensors.empty() || !f.stages.empty() || !f.syncs.empty() || f.relations.empty())
+    return status(errc::invalid_argument, origin + ": --relation takes relation lines only ('relation P -> C : NAME(ARG = value, ...)')");
+  for (RelationDecl& d : f.relations) {
+    d.origin_file = origin;
+    d.origin_source = text;
+    std::erase_if(p.relations, [&](const RelationDecl& x) { return x.producer == d.producer && x.consumer == d.consumer; });
+    p.relations.push_back(std::move(d));
+  }
+  return {};
+}
+
 namespace detail {
-inline bool parse_candidate(const std::string& s, Candidate& c) {
+// A policy as the language spells it ("row per k", "group(2, 4) per k") or in the kind names
+// ("row_k", "group_k(2,4)"); whitespace is free.
+inline bool parse_candidate(const std::string& spelled, Candidate& c) {
+  std::string s;
+  for (char ch : spelled)
+    if (!std::isspace(static_cast<unsigned char>(ch))) s += ch;
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, "perk") == 0) {  // "row per k" -> "row_k", "kblock" has no "per k" form
+    s.resize(s.size() - 4);
+    if (const size_t paren = s.find('('); paren != std::string::npos) s.insert(paren, "_k");
+    else if (s == "row" || s == "column") s += "_k";
+    else return false;
+  }
   for (const PolicyKind& k : kPolicyKinds)
     if (is_candidate_kind(k) && s == k.name) {
       c.kind = std::string(k.name);
@@ -69,18 +98,23 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
 // tile, k-block and producer tile that no wait covers. Bad specs are invalid_argument.
 [[nodiscard]] inline result<std::string> check_policy(const Analysis& a, const std::string& spec_in,
                                                       int64_t proof_budget = Analyzer::kProofBudget) {
-  std::string spec;
-  for (char ch : spec_in)
-    if (!std::isspace(static_cast<unsigned char>(ch))) spec += ch;
-  const size_t arrow = spec.find("->"), eq = spec.find('=');
+  auto strip = [](const std::string& x) {
+    std::string out;
+    for (char ch : x)
+      if (!std::isspace(static_cast<unsigned char>(ch))) out += ch;
+    return out;
+  };
+  const size_t arrow = spec_in.find("->"), eq = spec_in.find('=');
   if (arrow == std::string::npos || eq == std::string::npos || eq < arrow)
     return status(errc::invalid_argument, "--check wants PRODUCER->CONSUMER=POLICY[@FOOTPRINT], got '" + spec_in + "'");
-  const std::string pn = spec.substr(0, arrow), cn = spec.substr(arrow + 2, eq - arrow - 2);
-  std::string pol = spec.substr(eq + 1), fpn = "affine";
+  const std::string pn = strip(spec_in.substr(0, arrow)), cn = strip(spec_in.substr(arrow + 2, eq - arrow - 2));
+  std::string pol = spec_in.substr(eq + 1), fpn = "affine";
   if (const size_t at = pol.find('@'); at != std::string::npos) {
-    fpn = pol.substr(at + 1);
+    fpn = strip(pol.substr(at + 1));
     pol = pol.substr(0, at);
   }
+  while (!pol.empty() && std::isspace(static_cast<unsigned char>(pol.back()))) pol.pop_back();
+  while (!pol.empty() && std::isspace(static_cast<unsigned char>(pol.front()))) pol.erase(pol.begin());
   const EdgeInfo* e = nullptr;
   for (const EdgeInfo& x : a.edges)
     if (a.stages[size_t(x.producer)].name == pn && a.stages[size_t(x.consumer)].name == cn) e = &x;
@@ -100,7 +134,7 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
   c.footprint = fpn;
   if (!detail::parse_candidate(pol, c))
     return status(errc::invalid_argument, "--check: unknown policy '" + pol +
-                                              "' (tile, kblock, row, row_k, column, column_k, group(GM,GN), group_k(GM,GN))");
+                                              "' (tile, kblock, row, row per k, column, column per k, group(GM,GN), group(GM,GN) per k)");
   int64_t reads = 0, work = 0;
   for (size_t bi = 0; bi < a.bindings.size(); ++bi) {
     const Binding& b = a.bindings[bi];
@@ -116,15 +150,45 @@ inline bool parse_candidate(const std::string& s, Candidate& c) {
     const DependencyRelation rel = Analyzer::relation(fp, cg, e->label);
     std::string where;
     for (auto& [k, v] : b) where += (where.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+    // Against the maps, and against the relation given apart from them (`relation` or --relation).
+    std::optional<DependencyRelation> truth;
+    if (e->relation) {
+      DependencyRelation t;
+      BATON_TRY(Analyzer::declared_relation(a, *e, b, t));
+      work += Analyzer::proof_cost(fp, cg);
+      truth = std::move(t);
+    }
     auto prove = [&](const auto& footprint_) -> status {
       CheckReport rep = with_policy(c, fp.producer, footprint_, [&](const auto& p) { return check_soundness(p, rel, e->label); });
       reads += rep.reads_checked;
       if (!rep.sound()) return status(rep.result.code(), rep.result.message() + " (with " + where + ")");
+      if (truth) {
+        rep = with_policy(c, fp.producer, footprint_, [&](const auto& p) { return check_soundness(p, *truth, e->label); });
+        reads += rep.reads_checked;
+        if (!rep.sound()) {
+          // Located at the relation, with the fix: the maps miss the read, or the policy waits too little.
+          std::string fix;
+          if (rep.counterexample) {
+            bool maps_read = false;
+            rel.reads(rep.counterexample->consumer, rep.counterexample->k_block, [&](Tile t) { maps_read |= t == rep.counterexample->producer; });
+            const StageInfo& cs = a.stages[size_t(e->consumer)];
+            fix = maps_read ? "; the maps read it but " + candidate_name(c) + " does not wait for it: choose a policy that waits for more"
+                            : "; the maps of '" + cs.name + "' (line " + std::to_string(cs.reads[size_t(e->links.front().first)].loc.line) +
+                                  ") miss this read, so no policy built from them waits for it: fix the read map";
+          }
+          return status(rep.result.code(), Analyzer::relation_located(a.program, *e->relation, e->relation->name_loc,
+                                                                      e->label + " = " + candidate_name(c) + " is unsound against " +
+                                                                          e->relation->name + ": " +
+                                                                          rep.result.message().substr(e->label.size() + 2) + " (with " + where +
+                                                                          ")" + fix));
+        }
+      }
       return {};
     };
     BATON_TRY(with_named_footprint(fpn, fp, e->label, [&](const auto& f) { return prove(f); }));
   }
-  return "sound: " + e->label + " = " + candidate_name(c) + " covers every read (" + std::to_string(reads) +
+  return "sound: " + e->label + " = " + candidate_name(c) + " covers every read" +
+         (e->relation ? " of the maps and of " + e->relation->name : std::string()) + " (" + std::to_string(reads) +
          " reads checked over " + std::to_string(a.bindings.size()) + " binding(s))";
 }
 

@@ -110,6 +110,14 @@ inline std::string explain(const Analysis& a) {
     if (c.lowered)
       out += "  footprint: " + detail::footprint_type(c).substr(2) +
              " (the maps have its form at every binding; cheaper on the device than the generic dsl::AffineFootprint)\n";
+    if (e.relation)
+      out += "  relation: " + e.relation->name + " (" +
+             (e.relation->origin_file.empty() ? "line " + std::to_string(e.relation->loc.line) : e.relation->origin_file) +
+             "), given apart from the maps: " +
+             (e.over_reads ? "the maps read all it reads and " + std::to_string(e.over_reads) +
+                                 " (tile, k-block, producer tile) reads more (loose)"
+                           : std::string("the maps read exactly what it reads")) +
+             "; every candidate is proven against it too\n";
     out += "  candidate         sound  start-tiles  waits/pass  over-sync\n";
     for (const Candidate& x : e.candidates) {
       char line[200];
@@ -199,9 +207,11 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
             pc = cxx(*wd.start.coef.at(names[ax]));
           }
         }
-        h += acc + ".dim[" + std::to_string(d) + "] = {" + detail::coef(rd.start, "m") + ", " + detail::coef(rd.start, "n") + ", " +
-             detail::coef(rd.start, "z") + ", {" + ck + "}, " + cxx(*rd.start.c0) + ", " + cxx(*rd.width) + ", " +
-             std::to_string(axis) + ", " + pc + ", " + cxx(*wd.start.c0) + ", " + cxx(*wd.width) + ", " + cxx(*rd.extent) + "};\n";
+        // Labelled (designated, in AffineDim's field order): the read's coefficients, then the write's.
+        h += acc + ".dim[" + std::to_string(d) + "] = {.cm = " + detail::coef(rd.start, "m") + ", .cn = " + detail::coef(rd.start, "n") +
+             ", .cz = " + detail::coef(rd.start, "z") + ", .ck = {" + ck + "}, .c0 = " + cxx(*rd.start.c0) + ", .width = " + cxx(*rd.width) +
+             ",\n" + std::string(acc.size() + 12, ' ') + ".axis = " + std::to_string(axis) + ", .pc = " + pc + ", .p0 = " + cxx(*wd.start.c0) +
+             ", .pw = " + cxx(*wd.width) + ", .extent = " + cxx(*rd.extent) + "};\n";
       }
     }
     h += "  return f;\n}\n";
@@ -214,8 +224,9 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
       if (c.footprint == "gemm_a") {
         const AccessForm& r = cs.reads[size_t(e.links[0].first)];
         const AccessForm& w = ps.writes[size_t(e.links[0].second)];
-        init = "{" + cxx(*r.dims[0].extent) + ", " + cxx(*r.dims[1].extent) + ", " + cxx(*w.dims[0].width) + ", " +
-               cxx(*w.dims[1].width) + ", " + cxx(*r.dims[0].width) + ", " + cxx(*r.dims[1].width) + "}";
+        init = "{.rows = " + cxx(*r.dims[0].extent) + ", .cols = " + cxx(*r.dims[1].extent) + ", .prod_tile_m = " + cxx(*w.dims[0].width) +
+               ", .prod_tile_n = " + cxx(*w.dims[1].width) + ", .cons_tile_m = " + cxx(*r.dims[0].width) +
+               ", .cons_tile_k = " + cxx(*r.dims[1].width) + "}";
       }
       h += "[[maybe_unused]] constexpr " + detail::footprint_type(c) + " " + id + "_policy_footprint(const Params& p = {}) {\n  (void)p;\n  return " +
            detail::footprint_type(c) + init + ";\n}\n";
@@ -243,6 +254,28 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
       }
     h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::from_footprint(" +
          ps.name + "_grid(p), " + cs.name + "_grid(p), " + id + "_footprint(p), \"" + e.label + " (" + e.tensors + ")\");\n}\n";
+    if (e.relation) {
+      // The relation given apart from the maps, for Chain::add_edge or check_soundness in C++.
+      const RelationKind& k = *e.relation_kind;
+      std::string arg;
+      if (k.cxx_shape.empty()) {
+        arg = ps.name + "_grid(p)";
+      } else {
+        std::string init;
+        for (const RelationArgSpec& x : k.args) {
+          std::string v = std::to_string(x.fallback);
+          for (const RelationArg& ra : e.relation->args)
+            if (ra.name == x.name) v = cxx(*ra.value);
+          init += (init.empty() ? "" : ", ") + std::string(".") + std::string(x.name) + " = " + v;
+        }
+        arg = std::string(k.cxx_shape) + "{" + init + "}, " + cs.name + "_grid(p)";
+      }
+      h += "// " + e.relation->name + ": the relation given apart from the maps (" +
+           (e.relation->origin_file.empty() ? "line " + std::to_string(e.relation->loc.line) : e.relation->origin_file) +
+           "); batonc proved the maps and every policy above against it\n";
+      h += "inline ::baton::DependencyRelation " + id + "_exact_relation(const Params& p = {}) {\n  (void)p;\n  return " +
+           std::string(k.cxx_make) + "(" + arg + ");\n}\n";
+    }
     h += "static_assert(::baton::SyncPolicy<" + id + "_policy>);\n";
     h += "static_assert(" + id + "_footprint().invalid_reason() == nullptr, \"" + e.label + ": invalid footprint\");\n";
     if (c.footprint == "gemm_a")
