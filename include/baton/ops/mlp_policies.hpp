@@ -76,13 +76,15 @@ inline constexpr ::baton::RowMajor swiglu_down_order{};
   f.kext[0] = ::baton::ceil_div(p.F, 64);  // kb
   f.accesses = 1;
   f.access[0].dims = 2;  // Y
-  f.access[0].dim[0] = {128, 0, 0, {0, 0, 0}, 0, 128, 0, 128, 0, 128, p.M};
-  f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 128, 0, 128, p.F};
+  f.access[0].dim[0] = {.cm = 128, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 128,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.M};
+  f.access[0].dim[1] = {.cm = 0, .cn = 0, .cz = 0, .ck = {64, 0, 0}, .c0 = 0, .width = 64,
+                         .axis = 1, .pc = 128, .p0 = 0, .pw = 128, .extent = p.F};
   return f;
 }
 [[maybe_unused]] constexpr ::baton::footprint::GemmA gelu_up_to_gelu_down_policy_footprint(const Params& p = {}) {
   (void)p;
-  return ::baton::footprint::GemmA{p.M, p.F, 128, 128, 128, 64};
+  return ::baton::footprint::GemmA{.rows = p.M, .cols = p.F, .prod_tile_m = 128, .prod_tile_n = 128, .cons_tile_m = 128, .cons_tile_k = 64};
 }
 using gelu_up_to_gelu_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr gelu_up_to_gelu_down_policy gelu_up_to_gelu_down(const Params& p = {}) {
@@ -135,13 +137,15 @@ static_assert(gelu_up_to_gelu_down().producer_grid() == gelu_up_grid(), "gelu_up
   f.kext[0] = ::baton::ceil_div(p.F, 64);  // kb
   f.accesses = 1;
   f.access[0].dims = 2;  // Ys
-  f.access[0].dim[0] = {128, 0, 0, {0, 0, 0}, 0, 128, 0, 128, 0, 128, p.M};
-  f.access[0].dim[1] = {0, 0, 0, {64, 0, 0}, 0, 64, 1, 64, 0, 64, p.F};
+  f.access[0].dim[0] = {.cm = 128, .cn = 0, .cz = 0, .ck = {0, 0, 0}, .c0 = 0, .width = 128,
+                         .axis = 0, .pc = 128, .p0 = 0, .pw = 128, .extent = p.M};
+  f.access[0].dim[1] = {.cm = 0, .cn = 0, .cz = 0, .ck = {64, 0, 0}, .c0 = 0, .width = 64,
+                         .axis = 1, .pc = 64, .p0 = 0, .pw = 64, .extent = p.F};
   return f;
 }
 [[maybe_unused]] constexpr ::baton::footprint::GemmA swiglu_up_to_swiglu_down_policy_footprint(const Params& p = {}) {
   (void)p;
-  return ::baton::footprint::GemmA{p.M, p.F, 128, 64, 128, 64};
+  return ::baton::footprint::GemmA{.rows = p.M, .cols = p.F, .prod_tile_m = 128, .prod_tile_n = 64, .cons_tile_m = 128, .cons_tile_k = 64};
 }
 using swiglu_up_to_swiglu_down_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;
 [[maybe_unused]] constexpr swiglu_up_to_swiglu_down_policy swiglu_up_to_swiglu_down(const Params& p = {}) {
