@@ -73,7 +73,10 @@ TEST(Batonc, GoldenProgramsCompileToTheCommittedHeadersAndExplanations) {
   const auto progs = files(kDslDir / "golden", ".baton");
   // The forms issue 5 lists: row GEMM, SwiGLU pair, 3x3 conv, stride-2 conv, attention, transposed,
   // 3-stage chain, custom grouping; plus the MLP op's own description.
-  const std::set<std::string> want{"attention", "chain3", "conv3x3", "conv_stride2", "gemm_row", "grouping", "swiglu", "transposed"};
+  // Issue 23's worked programs: the ResNet basic block (against conv_exact) and QKV -> causal
+  // attention -> O-proj (against causal_attention and gemm_a).
+  const std::set<std::string> want{"attention", "chain3",     "conv3x3",      "conv_stride2",    "gemm_row",
+                                   "grouping",  "swiglu",     "transposed",   "resnet_block",    "causal_attention"};
   std::set<std::string> have;
   for (const auto& p : progs) have.insert(p.stem().string());
   for (const auto& w : want) EXPECT_TRUE(have.count(w)) << "missing golden program " << w;
@@ -236,6 +239,82 @@ TEST(Batonc, CheckRejectsBadSpecs) {
     ASSERT_FALSE(r.ok()) << c.spec;
     EXPECT_EQ(r.error().message(), c.msg);
   }
+}
+
+// ---- relations given apart from the maps ---------------------------------------------------------
+
+// The MLP op's own program (include/baton/ops/mlp.baton) against the library's exact GEMM relation:
+// at every binding it lists, both chains' maps read exactly what deps::gemm_a says, and every
+// candidate policy is proven against it.
+TEST(Batonc, MlpOpProgramIsCrossCheckedAgainstGemmA) {
+  const fs::path p = fs::path(BATON_SOURCE_DIR) / "include" / "baton" / "ops" / "mlp.baton";
+  auto prog = parse(rel(p), slurp(p));
+  ASSERT_TRUE(prog.ok()) << prog.error().to_string();
+  ASSERT_TRUE(add_relations(prog.value(), "--relation",
+                            "relation gelu_up -> gelu_down : gemm_a(rows = M, cols = F, prod_tile_m = 128, prod_tile_n = 128,"
+                            " cons_tile_m = 128, cons_tile_k = 64)\n"
+                            "relation swiglu_up -> swiglu_down : gemm_a(rows = M, cols = F, prod_tile_m = 128, prod_tile_n = 64,"
+                            " cons_tile_m = 128, cons_tile_k = 64)")
+                  .ok());
+  auto a = analyze(prog.value());
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  ASSERT_EQ(a.value().edges.size(), 2u);
+  for (const EdgeInfo& e : a.value().edges) {
+    ASSERT_NE(e.relation, nullptr);
+    EXPECT_EQ(e.over_reads, 0);
+    for (const Candidate& c : e.candidates) EXPECT_TRUE(c.sound) << e.label << " " << candidate_name(c) << ": " << c.why_not;
+  }
+  // The op's hand-written policies too, named as the language spells them.
+  auto chk = analyze(without_syncs(prog.value()), Analyzer::kProofBudget, AnalyzeOptions{.prove_relations = false});
+  ASSERT_TRUE(chk.ok());
+  for (const char* spec : {"gelu_up->gelu_down=row@gemm_a", "gelu_up->gelu_down=kblock@gemm_a", "swiglu_up->swiglu_down=row per k"}) {
+    auto r = check_policy(chk.value(), spec);
+    EXPECT_TRUE(r.ok()) << spec << ": " << r.error().to_string();
+    if (r.ok()) EXPECT_NE(r.value().find("of the maps and of gemm_a"), std::string::npos) << r.value();
+  }
+  // A relation that disagrees with the maps (the wrong producer tile width) is an error.
+  auto wrong = parse(rel(p), slurp(p));
+  ASSERT_TRUE(wrong.ok());
+  ASSERT_TRUE(add_relations(wrong.value(), "--relation",
+                            "relation gelu_up -> gelu_down : gemm_a(rows = M, cols = F, prod_tile_m = 128, prod_tile_n = 64,"
+                            " cons_tile_m = 128, cons_tile_k = 64)")
+                  .ok());
+  auto bad = analyze(wrong.value());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("--relation:1:33: gemm_a gives a producer grid of 1x43x1 tiles, but stage 'gelu_up' has 1x22x1"),
+            std::string::npos)
+      << bad.error().message();
+}
+
+TEST(Batonc, RelationLinesAreChecked) {
+  const std::string base =
+      "param M = 256\ntensor Y[M, 256]\ntensor Z[M, 256]\n"
+      "stage p {\n grid m < cdiv(M, 128), n < 2\n writes Y[m*128 +: 128, n*128 +: 128]\n}\n"
+      "stage c {\n grid m < cdiv(M, 128), n < 2\n k kb < 4\n reads Y[m*128 +: 128, kb*64 +: 64]\n writes Z[m*128 +: 128, n*128 +: 128]\n}\n";
+  auto message = [&](const std::string& line) {
+    auto prog = parse("r.baton", base + line);
+    if (!prog.ok()) return prog.error().message();
+    auto a = analyze(prog.value());
+    return a.ok() ? std::string("ok") : a.error().message();
+  };
+  const std::string gemm = "(rows = M, cols = 256, prod_tile_m = 128, prod_tile_n = 128, cons_tile_m = 128, cons_tile_k = 64)";
+  EXPECT_EQ(message("relation p -> c : gemm_a" + gemm), "ok");
+  auto first_line = [](const std::string& m) { return m.substr(0, m.find('\n')); };
+  EXPECT_EQ(first_line(message("relation p -> c : gema" + gemm)),
+            "r.baton:14:19: unknown relation 'gema'; did you mean 'gemm_a'? (conv_exact, gemm_a, causal_attention, one_to_one, transposed)");
+  EXPECT_EQ(first_line(message("relation p -> c : gemm_a(rows = M)")),
+            "r.baton:14:19: gemm_a needs argument 'cols' (its arguments: rows, cols, prod_tile_m, prod_tile_n, cons_tile_m, cons_tile_k)");
+  EXPECT_EQ(first_line(message("relation p -> c : gemm_a(row = M)")),
+            "r.baton:14:26: gemm_a has no argument 'row'; did you mean 'rows'? (its arguments: rows, cols, prod_tile_m, prod_tile_n, "
+            "cons_tile_m, cons_tile_k)");
+  EXPECT_EQ(first_line(message("relation c -> p : one_to_one")), "r.baton:14:10: no dependency c -> p: 'p' reads nothing 'c' writes");
+  EXPECT_EQ(first_line(message("relation p -> cc : one_to_one")), "r.baton:14:10: unknown stage 'cc' in relation; did you mean 'c'?");
+  EXPECT_EQ(first_line(message("relation p -> c : gemm_a" + gemm + "\nrelation p -> c : one_to_one")),
+            "r.baton:15:10: a second relation for p -> c");
+  // one_to_one reads one tile per consumer tile: the maps read two per k-block (more), and the
+  // relation has one k-block where the consumer has four.
+  EXPECT_EQ(first_line(message("relation p -> c : one_to_one")),
+            "r.baton:14:19: one_to_one gives 1 k-blocks, but stage 'c' has 4: the relation and the program walk k differently");
 }
 
 // ---- bad inputs: tests/dsl/bad/<name>.baton -> the exact message in <name>.err ---------------------

@@ -9,12 +9,14 @@
 
 #include "baton/ops/mlp.hpp"
 #include "attention.hpp"
+#include "causal_attention.hpp"
 #include "chain3.hpp"
 #include "conv3x3.hpp"
 #include "conv_stride2.hpp"
 #include "gemm_row.hpp"
 #include "grouping.hpp"
 #include "mlp.hpp"
+#include "resnet_block.hpp"
 #include "swiglu.hpp"
 #include "transposed.hpp"
 
@@ -89,6 +91,65 @@ TEST(BatoncGenerated, TheMlpOpsHandWrittenPoliciesAreSoundAgainstItsDescription)
     expect_sound(KBlockPolicy<footprint::GemmA>(plan.value().gemm1, fp), rel);
     expect_sound(baton_gen::mlp::gemm1_to_gemm2(p), rel);
   }
+}
+
+// The C++ checker proves generated policies against relations given apart from the maps: the
+// library's exact ones, which the headers emit as <edge>_exact_relation (from the program's
+// `relation` lines), and a caller's own callback (deps::custom).
+TEST(BatoncGenerated, PoliciesAreSoundAgainstTheLibrarysExactRelations) {
+  using namespace baton_gen;
+  for (int h : {14, 28, 56}) {
+    resnet_block::Params p;
+    p.H = p.W = h;
+    expect_sound(resnet_block::conv1_to_conv2(p), resnet_block::conv1_to_conv2_exact_relation(p));
+    expect_sound(resnet_block::conv1_to_conv2_row(p), resnet_block::conv1_to_conv2_exact_relation(p));
+  }
+  for (int t : {128, 300, 1024, 2048}) {
+    causal_attention::Params p;
+    p.T = t;
+    expect_sound(causal_attention::qkv_to_attention(p), causal_attention::qkv_to_attention_exact_relation(p));
+    expect_sound(causal_attention::attention_to_oproj(p), causal_attention::attention_to_oproj_exact_relation(p));
+    // A tile's own k-blocks: key blocks up to its query block.
+    EXPECT_EQ(causal_attention::attention_k_blocks_of(baton::Tile{0, 3, 0}, p), 1);
+    EXPECT_EQ(causal_attention::attention_k_blocks_of(baton::Tile{(t - 1) / 128, 0, 0}, p), causal_attention::attention_k_blocks(p));
+  }
+  static_assert(std::is_same_v<causal_attention::attention_to_oproj_policy, baton::KBlockPolicy<baton::footprint::GemmA>>);
+}
+
+TEST(BatoncGenerated, TheCheckerCatchesAForgottenHaloAndAcceptsACallerRelation) {
+  using namespace baton;
+  // The forgotten halo: conv2's maps without the tap shift (each k-block reads only its own 128
+  // pixels). The per-k-block policy over them is sound against those maps and unsound against
+  // conv_exact, which a tile at an image's inner rows reads from the tiles next to it.
+  const baton_gen::resnet_block::Params p;
+  dsl::AffineFootprint no_halo = baton_gen::resnet_block::conv1_to_conv2_footprint(p);
+  no_halo.access[0].dim[0].ck[0] = no_halo.access[0].dim[0].ck[1] = 0;
+  no_halo.access[0].dim[0].c0 = 0;
+  const KBlockPolicy<dsl::AffineFootprint> forgot{baton_gen::resnet_block::conv1_grid(p), no_halo};
+  expect_sound(forgot, deps::from_footprint(forgot.producer_grid(), baton_gen::resnet_block::conv2_grid(p), no_halo, "no halo"));
+  const CheckReport r = check_soundness(forgot, baton_gen::resnet_block::conv1_to_conv2_exact_relation(p), "conv1 -> conv2");
+  ASSERT_FALSE(r.sound());
+  ASSERT_TRUE(r.counterexample.has_value());
+  EXPECT_NE(r.counterexample->producer, r.counterexample->consumer);  // a neighbour's pixels
+
+  // A caller's callback: the causal relation written by hand agrees with the library's, and the
+  // generated policy is proven against it.
+  const baton_gen::causal_attention::Params cp;
+  const CausalAttentionShape s{.seq = cp.T, .cols = 3 * cp.NH * cp.D, .head_dim = cp.D, .q_col = 0, .k_col = cp.NH * cp.D,
+                               .v_col = 2 * cp.NH * cp.D, .head_stride = cp.D, .prod_tile_m = 128, .prod_tile_n = 128,
+                               .block_m = 128, .block_n = 128};
+  const Grid pg = baton_gen::causal_attention::qkv_grid(cp), cg = baton_gen::causal_attention::attention_grid(cp);
+  const DependencyRelation mine = deps::custom(
+      pg, cg, s.k_blocks(),
+      [&](Tile t, int j, const std::function<void(Tile)>& emit) {
+        if (j > t.m) return;  // key block j after query block m: future keys only (block_m == block_n)
+        for (int col : {s.q_col, s.k_col, s.v_col}) emit(Tile{col == s.q_col ? t.m : j, (col + t.n * s.head_stride) / s.prod_tile_n, t.z});
+      },
+      "causal, by hand");
+  auto diff = deps::compare(mine, deps::causal_attention(s, cg));
+  ASSERT_TRUE(diff.ok()) << diff.error().to_string();
+  EXPECT_TRUE(diff.value().same()) << diff.value().missing << " missing, " << diff.value().extra << " extra";
+  expect_sound(baton_gen::causal_attention::qkv_to_attention(cp), mine);
 }
 
 }  // namespace

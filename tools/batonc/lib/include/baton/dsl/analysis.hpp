@@ -100,7 +100,13 @@ struct StageInfo {
   Loc loc;
   ExprPtr ext[3];  // grid m, n, z (never null: 1 where not given)
   std::vector<std::string> kvars;
-  std::vector<ExprPtr> kext;
+  std::vector<ExprPtr> kext;  // over parameters; a tile-dependent bound's largest value
+  // `k j < m + 1`: the first k-loop variable's extent, affine in the tile indices (causal
+  // attention's key blocks up to the query block). kext[0] is its largest value over the grid, the
+  // k-blocks every policy walks; a tile's k-blocks past its own bound read nothing.
+  bool kbound = false;
+  LinForm kbound_form;
+  ExprPtr kbound_min;  // its smallest value over the grid (must be >= 1)
   std::vector<AccessForm> reads, writes;
   std::vector<int64_t> tile;
   std::string order;  // as written ("" = batonc chooses)
@@ -341,15 +347,18 @@ class Analyzer {
   // The exact relation, enumerated from the element boxes (independent of AffineFootprint's
   // inversion): consumer tile t, k-block k reads producer tile p iff, for one linked access, p's
   // write box meets t's read box (both clipped to the tensor) in every dimension.
-  static DependencyRelation relation(const AffineFootprint& fp, Grid consumer, std::string description) {
+  // k_first_bound (optional): tile t's k-blocks whose first k-loop variable reaches it read nothing.
+  static DependencyRelation relation(const AffineFootprint& fp, Grid consumer, std::string description,
+                                     std::function<int(Tile)> k_first_bound = nullptr) {
     DependencyRelation d;
     d.producer = fp.producer;
     d.consumer = consumer;
     d.k_blocks = fp.k_blocks();
     d.description = std::move(description);
-    d.reads = [fp](Tile t, int k, const std::function<void(Tile)>& emit) {
+    d.reads = [fp, k_first_bound](Tile t, int k, const std::function<void(Tile)>& emit) {
       int kv[kMaxKVars] = {0, 0, 0};
       fp.k_vars(k, kv);
+      if (k_first_bound && fp.kvars > 0 && kv[0] >= k_first_bound(t)) return;
       const int ext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
       for (int a = 0; a < fp.accesses; ++a) {
         // Per producer axis, the indices whose writes meet the reads in every dimension on that
@@ -456,6 +465,28 @@ class Analyzer {
     return {};
   }
 
+  // A tile-dependent first k-loop bound at binding b as a function of the tile (empty: none).
+  static status k_first_bound(const Program& prog, const StageInfo& s, const Binding& b, std::function<int(Tile)>& out) {
+    out = nullptr;
+    if (!s.kbound) return {};
+    int64_t c[4] = {0, 0, 0, 0};
+    BATON_TRY(eval(prog, *s.kbound_form.c0, b, c[3]));
+    static const char* axes[] = {"m", "n", "z"};
+    for (int ax = 0; ax < 3; ++ax)
+      if (auto it = s.kbound_form.coef.find(axes[ax]); it != s.kbound_form.coef.end()) BATON_TRY(eval(prog, *it->second, b, c[ax]));
+    out = [c0 = c[3], cm = c[0], cn = c[1], cz = c[2]](Tile t) { return int(cm * t.m + cn * t.n + cz * t.z + c0); };
+    return {};
+  }
+  // The maps' relation for edge e at binding b (fp and cg at that binding): k-blocks past a
+  // tile-dependent bound read nothing.
+  static status maps_relation(const Analysis& a, const EdgeInfo& e, const Binding& b, const AffineFootprint& fp, Grid cg,
+                              DependencyRelation& out) {
+    std::function<int(Tile)> bound;
+    BATON_TRY(k_first_bound(a.program, a.stages[size_t(e.consumer)], b, bound));
+    out = relation(fp, cg, e.label, std::move(bound));
+    return {};
+  }
+
   static status grid(const Program& prog, const StageInfo& s, const Binding& b, Grid& g) {
     int v[3] = {1, 1, 1};
     for (int ax = 0; ax < 3; ++ax) BATON_TRY(eval_int_(prog, *s.ext[ax], b, v[ax]));
@@ -543,12 +574,14 @@ class Analyzer {
       bool is_param = false;
       for (const Param& p : a_.program.params) is_param |= p.name == e.id;
       if (is_param) return err_(e.loc, "'" + e.id + "' is used before its declaration in " + where);
-      if (e.id == "m" || e.id == "n" || e.id == "z" || index_vars_.count(e.id))
-        return err_(e.loc, "'" + e.id + "' is a tile or k index, but " + where +
-                               " may name parameters only (it is the same for every tile); say it with parameters" +
-                               (std::string(where) == "a k-loop extent"
-                                    ? " and let reads past the end fall outside the tensor, or give the relation apart ('relation ... : causal_attention(...)')"
-                                    : ""));
+      const bool tile_index = e.id == "m" || e.id == "n" || e.id == "z";
+      if (std::string(where) == "the first k-loop extent" && (tile_index || index_vars_.count(e.id)))
+        return err_(e.loc, "'" + e.id + "' is a k-loop variable; the first k-loop extent may name parameters and the tile indices m, n, z ('k j < m + 1')");
+      if (std::string(where) == "a k-loop extent other than the first" && tile_index)
+        return err_(e.loc, "'" + e.id + "' is a tile index, but only the first (outermost) k-loop variable may have a tile-dependent bound: "
+                               "'k j < m + 1, cb < cdiv(C, 64)'");
+      if (tile_index || index_vars_.count(e.id))
+        return err_(e.loc, "'" + e.id + "' is a tile or k index, but " + where + " may name parameters only (it is the same for every tile)");
       return err_(e.loc, "unknown name '" + e.id + "' in " + where + did_you_mean(e.id, std::vector<std::string>(names.begin(), names.end())));
     }
     if (e.a) BATON_TRY(scope_(*e.a, names, where, origin));
@@ -742,9 +775,42 @@ class Analyzer {
       for (const KVar& v : s.kvars) {
         if (params.count(v.name)) return err_(v.loc, "k-loop variable '" + v.name + "' shadows a parameter");
         if (!vars.insert(v.name).second) return err_(v.loc, "k-loop variable '" + v.name + "' declared twice");
-        BATON_TRY(scope_(*v.extent, params, "a k-loop extent"));
         si.kvars.push_back(v.name);
-        si.kext.push_back(v.extent);
+        if (si.kvars.size() > 1) {  // later (inner) variables keep one extent: k-blocks stay a mixed-radix number
+          BATON_TRY(scope_(*v.extent, params, "a k-loop extent other than the first"));
+          si.kext.push_back(v.extent);
+          continue;
+        }
+        std::set<std::string> with_tile = params;
+        for (const Axis& ax : s.grid) with_tile.insert(std::string(1, ax.name));
+        BATON_TRY(scope_(*v.extent, with_tile, "the first k-loop extent"));
+        static const std::set<std::string> tile_vars{"m", "n", "z"};
+        LinForm f;
+        BATON_TRY(linearize_(*v.extent, tile_vars, f));
+        if (f.coef.empty()) {
+          si.kext.push_back(v.extent);
+          continue;
+        }
+        // Its largest and smallest values over the grid: c0 + sum of c * (extent - 1) over the
+        // tile indices, taking each term's positive (largest) or negative (smallest) part.
+        si.kbound = true;
+        si.kbound_form = f;
+        ExprPtr hi = f.c0, lo = f.c0;
+        for (auto& [var, c] : f.coef) {
+          const ExprPtr span = detail::bin(Expr::sub, si.ext[var == "m" ? 0 : var == "n" ? 1 : 2], make_num(1, v.loc));
+          auto part = [&](Expr::Kind k) {
+            auto e = std::make_shared<Expr>();
+            e->kind = k;
+            e->a = make_num(0, v.loc);
+            e->b = c;
+            e->loc = v.loc;
+            return detail::bin(Expr::mul, ExprPtr(e), span);
+          };
+          hi = detail::bin(Expr::add, hi, part(Expr::max));
+          lo = detail::bin(Expr::add, lo, part(Expr::min));
+        }
+        si.kext.push_back(hi);
+        si.kbound_min = lo;
       }
       if (s.order == "grouped") BATON_TRY(scope_(*s.order_group, params, "an order"));
       if (s.reads.empty() && s.writes.empty()) return err_(s.loc, "stage '" + s.name + "' neither reads nor writes a tensor");
@@ -801,7 +867,8 @@ class Analyzer {
         if (e->links.size() == size_t(kMaxAccesses))
           return err_(acc.loc, "edge " + e->label + " passes through more than " + std::to_string(kMaxAccesses) + " accesses");
         e->links.push_back({int(r), it->second.second});
-        e->tensors += (e->tensors.empty() ? "" : ", ") + acc.tensor;
+        if ((", " + e->tensors + ", ").find(", " + acc.tensor + ", ") == std::string::npos)
+          e->tensors += (e->tensors.empty() ? "" : ", ") + acc.tensor;
       }
     for (const SyncDecl& d : a_.program.syncs) {
       const int p = stage_index_(d.producer), c = stage_index_(d.consumer);
@@ -906,6 +973,14 @@ class Analyzer {
     for (const StageInfo& s : a_.stages) {
       Grid g;
       BATON_TRY(grid(prog, s, b, g));
+      if (s.kbound) {
+        int64_t lo = 0;
+        BATON_TRY(eval(prog, *s.kbound_min, b, lo));
+        if (lo < 1)
+          return err_(s.kbound_form.c0->loc, "the bound of k-loop variable '" + s.kvars[0] + "' of stage '" + s.name + "' is " +
+                                                 std::to_string(lo) + " for some tile; every tile needs at least one k-block (bound >= 1)" +
+                                                 binding_note_(b));
+      }
       int kb = 1;
       BATON_TRY(k_blocks(prog, s, b, kb));
       std::map<std::string, int64_t> hi{{"m", g.m - 1}, {"n", g.n - 1}, {"z", g.z - 1}};
@@ -1067,6 +1142,8 @@ class Analyzer {
     const int64_t nk = fp.k_blocks();
     BATON_TRY(charge_(cg.size() * nk > (int64_t(1) << 22) ? int64_t(1) << 40 : cg.size() * nk * fp.accesses, e, b, cg, fp));
     const int64_t gext[3] = {fp.producer.m, fp.producer.n, fp.producer.z};
+    std::function<int(Tile)> kbound;
+    BATON_TRY(k_first_bound(prog, cs, b, kbound));
     for (int l = 0; l < fp.accesses; ++l) {
       const AffineAccess& acc = fp.access[l];
       std::vector<WrittenDim> wd(size_t(acc.dims));
@@ -1080,6 +1157,7 @@ class Analyzer {
         const Tile t = cg.tile(ci);
         for (int k = 0; k < int(nk); ++k) {
           fp.k_vars(k, kv);
+          if (kbound && kv[0] >= kbound(t)) continue;  // past the tile's own k-loop bound
           bool empty = false;
           for (int d = 0; d < acc.dims && !empty; ++d) {
             const AffineDim& x = acc.dim[d];
@@ -1120,6 +1198,7 @@ class Analyzer {
   // Does the edge have GemmA's form at every binding? (GemmA maps consumer tile z to producer
   // tile z, so both grids must be flat in z.)
   bool gemm_form_(const EdgeInfo& e) {
+    if (a_.stages[size_t(e.consumer)].kbound) return false;  // GemmA walks every k-block of every tile
     for (const Binding& b : a_.bindings) {
       AffineFootprint fp;
       Grid cg;
@@ -1171,7 +1250,9 @@ class Analyzer {
         BATON_TRY(charge_(cost > budget_ ? cost : 2 * cost, e, b, cg, fp));
         DependencyRelation truth;
         BATON_TRY(declared_relation(a_, e, b, truth));
-        BATON_TRY(compare_maps_(e, b, relation(fp, cg, e.label), truth));
+        DependencyRelation maps;
+        BATON_TRY(maps_relation(a_, e, b, fp, cg, maps));
+        BATON_TRY(compare_maps_(e, b, maps, truth));
         truths.push_back(std::move(truth));
       }
     for (Candidate& c : cands) {
@@ -1187,7 +1268,8 @@ class Analyzer {
           const int64_t cost = proof_cost(fp, cg);
           BATON_TRY(charge_(cost > budget_ ? cost : cost * int64_t(cands.size()), e, b, cg, fp));
         }
-        const DependencyRelation rel = relation(fp, cg, e.label);
+        DependencyRelation rel;
+        BATON_TRY(maps_relation(a_, e, b, fp, cg, rel));
         const status st = with_named_footprint(c.footprint, fp, e.label, [&](const auto& f) -> status {
           CheckReport rep = with_policy(c, fp.producer, f, [&](const auto& pol) { return check_soundness(pol, rel, e.label); });
           c.reads += rep.reads_checked;

@@ -147,7 +147,8 @@ inline bool parse_candidate(const std::string& spelled, Candidate& c) {
       return status(errc::invalid_argument, "--check: edge " + e->label + " is too large to prove (" + std::to_string(cg.size()) +
                                                 " consumer tiles, " + std::to_string(fp.producer.size()) +
                                                 " producer tiles; at most " + std::to_string(proof_budget) + " proof steps); use --set for smaller values");
-    const DependencyRelation rel = Analyzer::relation(fp, cg, e->label);
+    DependencyRelation rel;
+    BATON_TRY(Analyzer::maps_relation(a, *e, b, fp, cg, rel));
     std::string where;
     for (auto& [k, v] : b) where += (where.empty() ? "" : ", ") + k + "=" + std::to_string(v);
     // Against the maps, and against the relation given apart from them (`relation` or --relation).

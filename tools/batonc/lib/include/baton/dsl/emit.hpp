@@ -107,6 +107,12 @@ inline std::string explain(const Analysis& a) {
                   : "  why: sound for every binding; consumers start after " + detail::fmt(c.start_tiles) +
                         " producer tile(s) on average, the earliest of the sound candidates; then the fewest waits (" +
                         std::to_string(c.waits) + " per pass)" + (c.over_sync ? "" : ", no over-synchronization") + "\n";
+    if (c.over_sync && e.links.size() > 1)
+      out += "  over-synchronization: " + std::to_string(c.over_sync) +
+             " (consumer tile, producer tile never read) pairs: the footprint waits on one box of producer tiles per k-block, "
+             "the bounding box of the edge's " + std::to_string(e.links.size()) +
+             " reads; reads that lie apart in the producer's grid (e.g. [Q|K|V] column blocks) widen it (a layout that keeps "
+             "them together, such as heads interleaved, narrows it)\n";
     if (c.lowered)
       out += "  footprint: " + detail::footprint_type(c).substr(2) +
              " (the maps have its form at every binding; cheaper on the device than the generic dsl::AffineFootprint)\n";
@@ -165,6 +171,16 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
     std::string kb = "1";
     for (const ExprPtr& e : st.kext) kb += " * " + cxx(*e);
     h += "[[maybe_unused]] constexpr int " + st.name + "_k_blocks(const Params& p = {}) {\n  (void)p;\n  return " + kb + ";\n}\n";
+    if (st.kbound) {
+      // A tile's own k-blocks (its first k-loop variable's bound times the inner extents); the
+      // policies walk <stage>_k_blocks(p), the largest, and the k-blocks past a tile's own read nothing.
+      std::string own = "(" + cxx(*st.kbound_form.c0);
+      for (auto& [v, c] : st.kbound_form.coef) own += " + " + cxx(*c) + " * t." + v;
+      own += ")";
+      for (size_t j = 1; j < st.kext.size(); ++j) own += " * " + cxx(*st.kext[j]);
+      h += "[[maybe_unused]] constexpr int " + st.name + "_k_blocks_of(::baton::Tile t, const Params& p = {}) {\n  (void)p;\n  return " + own +
+           ";\n}\n";
+    }
     const OrderChoice& oc = a.orders[s];
     h += "// order: " + oc.why + "\n";
     if (oc.kind == "column") h += "inline constexpr ::baton::ColumnMajor " + st.name + "_order{};\n";

@@ -156,10 +156,10 @@ inline size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 // "; did you mean 'X'?" for the closest of `names` within a third of the word's length (at least
-// one edit, fewer edits than the word has letters: 'Q' is no typo of 'Y'), or "".
+// two edits, fewer edits than the word has letters: 'Q' is no typo of 'Y'), or "".
 inline std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
   std::string best;
-  size_t best_d = std::max<size_t>(1, word.size() / 3) + 1;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const std::string& n : names) {
     const size_t d = edit_distance(word, n);
     if (d < best_d && d < word.size()) {
