@@ -3,7 +3,12 @@
 //   1. semantic checks, each a located error: unknown or duplicate names, rank mismatches, maps
 //      that are not affine, writes that depend on k, a tensor written twice, a cyclic dependency,
 //      a map that leaves the tensor (the producer's grid) for some tile;
-//   2. the edges: a stage that reads a tensor another stage writes depends on it;
+//      then, per binding, overlap (no two tiles of a stage write one element unless the write
+//      says `accumulate`) and coverage (every element a consumer reads is written by a producer
+//      tile), each naming the region;
+//   2. the edges: a stage that reads a tensor another stage writes depends on it; an edge with a
+//      `relation` line is proven to have maps that read exactly that relation (or more, `loose`),
+//      and its candidates are proven against it too;
 //   3. per edge, the candidate policies (tile, kblock, row, column, per tile or per k-block, and
 //      any group(GM, GN) the program names), each proven with check_soundness against the exact
 //      relation, enumerated here from the element boxes, for every parameter binding the program
@@ -672,7 +677,9 @@ class Analyzer {
         if (!a.coef.empty() || !b.coef.empty()) {
           const char* op = e.kind == Expr::div ? "'/'" : e.kind == Expr::mod ? "'%'" : e.kind == Expr::cdiv ? "cdiv" : e.kind == Expr::min ? "min" : "max";
           return err_(e.loc, std::string("not affine: ") + op + " of an index expression ('" + to_string(e) +
-                                 "'); tile and k indices may only be added and scaled by constants");
+                                 "'): cdiv, min, max, '/' and '%' take parameters only, and tile and k indices may only be added "
+                                 "and scaled by parameters; ranges are clipped to the tensor, so ragged last tiles need no min, "
+                                 "and a causal k-loop is bounded by the tile in the k line ('k j < m + 1')");
         }
         out.c0 = std::make_shared<Expr>(e);
         return {};
@@ -796,8 +803,9 @@ class Analyzer {
         si.kbound = true;
         si.kbound_form = f;
         ExprPtr hi = f.c0, lo = f.c0;
-        for (auto& [var, c] : f.coef) {
+        for (auto& [var, coef] : f.coef) {
           const ExprPtr span = detail::bin(Expr::sub, si.ext[var == "m" ? 0 : var == "n" ? 1 : 2], make_num(1, v.loc));
+          const ExprPtr c = coef;  // (a structured binding cannot be captured before C++20 compilers catch up)
           auto part = [&](Expr::Kind k) {
             auto e = std::make_shared<Expr>();
             e->kind = k;
