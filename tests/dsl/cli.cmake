@@ -23,3 +23,15 @@ run(2 "--check: unknown policy 'rows'" tests/dsl/golden/gemm_row.baton --check g
 run(0 "is up to date" tests/dsl/golden/gemm_row.baton --verify tests/dsl/golden/gemm_row.hpp)
 run(1 "is stale" tests/dsl/golden/gemm_row.baton --set M=512 --verify tests/dsl/golden/gemm_row.hpp)
 run(2 "--set: the program has no parameter 'Q'" tests/dsl/golden/gemm_row.baton --set Q=1)
+# Issue 23: the language's policy spelling, another program's header, relations from the command line.
+run(0 "sound: gemm1 -> gemm2 = row per k covers every read" tests/dsl/golden/gemm_row.baton "--check" "gemm1->gemm2=row per k")
+run(1 "was generated from a different program ('tests/dsl/golden/mlp.baton', not 'tests/dsl/golden/gemm_row.baton')"
+    tests/dsl/golden/gemm_row.baton --verify tests/dsl/golden/mlp.hpp)
+run(0 "covers every read of the maps and of gemm_a" tests/dsl/golden/gemm_row.baton
+    --relation "relation gemm1 -> gemm2 : gemm_a(rows = M, cols = F, prod_tile_m = 128, prod_tile_n = 128, cons_tile_m = 128, cons_tile_k = 64)"
+    --check gemm1->gemm2=kblock)
+run(1 "--relation:1:27: gemm_a gives a producer grid of 2x8x1 tiles, but stage 'gemm1' has 2x4x1" tests/dsl/golden/gemm_row.baton
+    --relation "relation gemm1 -> gemm2 : gemm_a(rows = M, cols = F, prod_tile_m = 128, prod_tile_n = 64, cons_tile_m = 128, cons_tile_k = 64)")
+run(2 "--relation takes relation lines only" tests/dsl/golden/gemm_row.baton --relation "param Q = 1")
+run(0 "relation: causal_attention (line 43), given apart from the maps: the maps read exactly what it reads"
+    tests/dsl/golden/causal_attention.baton --explain)
