@@ -142,6 +142,11 @@ stage c { grid m < cdiv(M, 128), n < 2
   batched.replace(batched.find("tensor Z[M, 256]"), 16, "tensor Z[3, M, 256]");  // a Z per batch: no overlap
   batched.replace(batched.find("writes Z["), 9, "writes Z[z, ");
   EXPECT_EQ(footprints(batched), std::vector<std::string>{"affine"});
+  // ... and --explain says what z costs and how to keep the cheaper footprint.
+  auto b = analyze(parse("inline.baton", batched).value());
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  EXPECT_NE(explain(b.value()).find("hint: the maps have footprint::GemmA's form but for the grids' z axis"), std::string::npos);
+  EXPECT_TRUE(analyze(parse("inline.baton", gemm).value()).value().edges[0].lowering_hint.empty());
   EXPECT_EQ(footprints(slurp(kDslDir / "golden" / "conv3x3.baton")), std::vector<std::string>{"affine"});
 }
 

@@ -140,6 +140,7 @@ struct EdgeInfo {
   const RelationDecl* relation = nullptr;  // the exact relation given apart from the maps
   const RelationKind* relation_kind = nullptr;
   int64_t over_reads = 0;                  // reads the maps add to the relation (loose), default binding
+  std::string lowering_hint;               // why a nearly GEMM-shaped edge keeps dsl::AffineFootprint
   std::vector<Candidate> candidates;
   int chosen = -1;
   std::string label;  // "gemm1 -> gemm2"
@@ -1205,16 +1206,23 @@ class Analyzer {
 
   // Does the edge have GemmA's form at every binding? (GemmA maps consumer tile z to producer
   // tile z, so both grids must be flat in z.)
-  bool gemm_form_(const EdgeInfo& e) {
+  // An edge that has the form but for a z axis gets a hint (a stage's heads or batches on z lose
+  // the cheaper footprint; on n, or folded into m, they keep it).
+  bool gemm_form_(EdgeInfo& e) {
     if (a_.stages[size_t(e.consumer)].kbound) return false;  // GemmA walks every k-block of every tile
+    bool z_only = false;
     for (const Binding& b : a_.bindings) {
       AffineFootprint fp;
       Grid cg;
       if (!footprint(a_, e, b, fp).ok() || !grid(a_.program, a_.stages[size_t(e.consumer)], b, cg).ok()) return false;
-      if (fp.producer.z != 1 || cg.z != 1) return false;
       if (!with_named_footprint("gemm_a", fp, e.label, [](const auto&) { return status{}; }).ok()) return false;
+      z_only |= fp.producer.z != 1 || cg.z != 1;
     }
-    return true;
+    if (z_only)
+      e.lowering_hint = "the maps have footprint::GemmA's form but for the grids' z axis (GemmA maps consumer z to producer z "
+                        "over one 2-D tensor): put what z counts on n, or fold it into m, to get the cheaper footprint "
+                        "(docs/batonc.md, 'Footprints: lowered where the maps allow')";
+    return !z_only;
   }
 
   status choose_(EdgeInfo& e) {

@@ -116,6 +116,7 @@ inline std::string explain(const Analysis& a) {
     if (c.lowered)
       out += "  footprint: " + detail::footprint_type(c).substr(2) +
              " (the maps have its form at every binding; cheaper on the device than the generic dsl::AffineFootprint)\n";
+    if (!e.lowering_hint.empty()) out += "  hint: " + e.lowering_hint + "\n";
     if (e.relation)
       out += "  relation: " + e.relation->name + " (" +
              (e.relation->origin_file.empty() ? "line " + std::to_string(e.relation->loc.line) : e.relation->origin_file) +
