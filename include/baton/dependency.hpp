@@ -63,6 +63,37 @@ DependencyRelation from_footprint(Grid producer, Grid consumer, F fp, std::strin
   return d;
 }
 
+// Exact relation of a footprint that reads a union of boxes per k-block (dsl::AffineFootprint's
+// rects(t, k, out), at most F::kMaxBoxes): k-block k reads each tile of the union once.
+template <class F>
+  requires requires(const F& f, Tile t, int k, TileRect* out) {
+    { f.rects(t, k, out) } -> std::convertible_to<int>;
+    { f.k_blocks() } -> std::convertible_to<int>;
+    F::kMaxBoxes;
+  }
+DependencyRelation from_boxes(Grid producer, Grid consumer, F fp, std::string description) {
+  DependencyRelation d;
+  d.producer = producer;
+  d.consumer = consumer;
+  d.k_blocks = fp.k_blocks();
+  d.description = std::move(description);
+  d.reads = [fp, producer](Tile t, int k, const std::function<void(Tile)>& emit) {
+    TileRect box[F::kMaxBoxes] = {};
+    const int nb = fp.rects(t, k, box);
+    for (int b = 0; b < nb; ++b) {
+      const TileRect r = box[b].clipped(producer);
+      for (int z = r.z0; z < r.z1; ++z)
+        for (int m = r.m0; m < r.m1; ++m)
+          for (int n = r.n0; n < r.n1; ++n) {
+            bool seen = false;  // in an earlier box: emitted already
+            for (int e = 0; e < b; ++e) seen = seen || box[e].clipped(producer).contains(Tile{m, n, z});
+            if (!seen) emit(Tile{m, n, z});
+          }
+    }
+  };
+  return d;
+}
+
 inline DependencyRelation one_to_one(Grid grid) {
   return from_footprint(grid, grid, footprint::Identity{}, "one-to-one");
 }

@@ -111,6 +111,37 @@ TEST(Batonc, ChoosesTheEarliestStartThenTheFewestWaits) {
   EXPECT_EQ(pick("grouping"), std::vector<std::string>{"group(2,4)"});
 }
 
+// Issue 23: attention over the [Q|K|V] layout reads QKV in three places per k-block (Q's, K's and
+// V's column blocks of its head). Their bounding box spans every column block between Q and V (40.5
+// producer tiles before a query tile starts); the union of the three boxes is 3 tiles: the query
+// block and key block j's K and V. The GEMM-shaped O-projection edge keeps footprint::GemmA.
+TEST(Batonc, AttentionOverQkvStartsAfterThreeProducerTiles) {
+  auto a = compile(kDslDir / "golden" / "causal_attention.baton");
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  ASSERT_EQ(a.value().edges.size(), 2u);
+  const EdgeInfo& qkv = a.value().edges[0];
+  EXPECT_TRUE(qkv.boxes);
+  const Candidate& c = qkv.candidates[size_t(qkv.chosen)];
+  EXPECT_EQ(candidate_name(c), "kblock");
+  EXPECT_TRUE(c.boxes);
+  EXPECT_EQ(c.start_tiles, 3.0);
+  EXPECT_EQ(c.bbox_start_tiles, 40.5);  // what the merged bounding box would cost
+  EXPECT_LT(c.over_sync, c.bbox_over_sync);
+  for (const Candidate& x : qkv.candidates) EXPECT_TRUE(x.sound && x.boxes) << candidate_name(x) << ": " << x.why_not;
+  const EdgeInfo& oproj = a.value().edges[1];
+  EXPECT_FALSE(oproj.boxes);
+  EXPECT_EQ(oproj.candidates[size_t(oproj.chosen)].footprint, "gemm_a");
+  // The emitted policy is the union's, its relation deps::from_boxes.
+  const std::string h = emit_header(a.value());
+  EXPECT_NE(h.find("using qkv_to_attention_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::tile>;"), std::string::npos);
+  EXPECT_NE(h.find("::baton::deps::from_boxes(qkv_grid(p), attention_grid(p)"), std::string::npos);
+  EXPECT_NE(h.find("using attention_to_oproj_policy = ::baton::KBlockPolicy<::baton::footprint::GemmA>;"), std::string::npos);
+  // One access, or accesses whose boxes touch (attention.baton's K and V): the bounding box, as before.
+  auto b = compile(kDslDir / "golden" / "attention.baton");
+  ASSERT_TRUE(b.ok()) << b.error().to_string();
+  for (const EdgeInfo& e : b.value().edges) EXPECT_FALSE(e.boxes);
+}
+
 // Edges of GEMM form are proven and emitted over footprint::GemmA; the others, and GEMM-like edges
 // whose grids have a z extent (GemmA maps consumer z to producer z), keep dsl::AffineFootprint.
 TEST(Batonc, LowersGemmShapedEdgesToGemmAOnly) {
@@ -389,7 +420,7 @@ TEST(AffineFootprint, RectsAreExactlyTheTilesWhoseWritesMeetTheReads) {
     fp.producer = Grid{rnd(1, 6), rnd(1, 6), rnd(1, 3)};
     fp.kvars = rnd(0, 2);
     for (int j = 0; j < fp.kvars; ++j) fp.kext[j] = rnd(1, 4);
-    fp.accesses = rnd(1, 2);
+    fp.accesses = rnd(1, 3);
     for (int a = 0; a < fp.accesses; ++a) {
       fp.access[a].dims = rnd(1, 3);
       std::vector<int> axes{0, 1, 2};
@@ -429,6 +460,17 @@ TEST(AffineFootprint, RectsAreExactlyTheTilesWhoseWritesMeetTheReads) {
           ASSERT_EQ(got, truth) << "trial " << trial << " tile " << ci << " k " << k;
         }
         for (int v : truth) ASSERT_TRUE(got.count(v)) << "trial " << trial << " misses a read";
+        // rects: one box per access that reads anything; their union is exact, for any number of accesses.
+        TileRect box[AffineFootprint::kMaxBoxes];
+        const int nb = fp.rects(t, k, box);
+        std::set<int> uni;
+        for (int b = 0; b < nb; ++b) {
+          ASSERT_FALSE(box[b].empty());
+          for (int z = box[b].z0; z < box[b].z1; ++z)
+            for (int m = box[b].m0; m < box[b].m1; ++m)
+              for (int n = box[b].n0; n < box[b].n1; ++n) uni.insert(fp.producer.linear(Tile{m, n, z}));
+        }
+        ASSERT_EQ(uni, truth) << "trial " << trial << " tile " << ci << " k " << k;
         if (!r.empty()) {
           all = any ? TileRect{std::min(all.m0, r.m0), std::max(all.m1, r.m1), std::min(all.n0, r.n0), std::max(all.n1, r.n1),
                                std::min(all.z0, r.z0), std::max(all.z1, r.z1)}
@@ -450,6 +492,58 @@ TEST(AffineFootprint, RectsAreExactlyTheTilesWhoseWritesMeetTheReads) {
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// BoxesPolicy: every grouping over the union of the boxes is sound against the exact relation,
+// waits for no more than the same grouping over the bounding box, and deps::from_boxes is the
+// exact relation.
+TEST(AffineFootprint, BoxesPoliciesAreSoundAndNoLooserThanTheBoundingBox) {
+  std::mt19937 rng(99);
+  auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int tighter = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    AffineFootprint fp;
+    fp.producer = Grid{rnd(1, 5), rnd(1, 6), rnd(1, 2)};
+    fp.kvars = rnd(0, 2);
+    for (int j = 0; j < fp.kvars; ++j) fp.kext[j] = rnd(1, 3);
+    fp.accesses = rnd(2, 4);
+    for (int a = 0; a < fp.accesses; ++a) {
+      fp.access[a].dims = 2;
+      for (int d = 0; d < 2; ++d) {
+        AffineDim& x = fp.access[a].dim[d];
+        x.cm = d == 0 ? rnd(0, 4) : 0;
+        x.cn = d == 1 ? rnd(0, 4) : 0;
+        for (int j = 0; j < fp.kvars; ++j) x.ck[j] = rnd(-1, 3);
+        x.c0 = rnd(-2, 12);
+        x.width = rnd(1, 4);
+        x.axis = d;
+        x.pc = x.pw = rnd(1, 4);
+        x.extent = rnd(4, 24);
+      }
+    }
+    ASSERT_EQ(fp.invalid_reason(), nullptr);
+    const Grid cg{rnd(1, 4), rnd(1, 4), 1};
+    const DependencyRelation exact = Analyzer::relation(fp, cg, "random");
+    auto diff = deps::compare(deps::from_boxes(fp.producer, cg, fp, "boxes"), exact);
+    ASSERT_TRUE(diff.ok()) << diff.error().to_string();
+    EXPECT_TRUE(diff.value().same()) << "trial " << trial;
+    for (bool per_k : {false, true}) {
+      auto both = [&](const auto& boxes, const auto& bbox) {
+        const CheckReport r = check_soundness(boxes, exact, "boxes");
+        const CheckReport q = check_soundness(bbox, exact, "bbox");
+        ASSERT_TRUE(r.sound()) << "trial " << trial << ": " << r.summary();
+        ASSERT_TRUE(q.sound()) << "trial " << trial << ": " << q.summary();
+        EXPECT_LE(r.waits, q.waits) << "trial " << trial;
+        EXPECT_LE(r.over_sync_pairs, q.over_sync_pairs) << "trial " << trial;
+        tighter += r.over_sync_pairs < q.over_sync_pairs;
+      };
+      both(BoxesPolicy<Grouping::tile>{fp.producer, fp, per_k}, TilePolicy<AffineFootprint>{fp.producer, fp, per_k});
+      both(BoxesPolicy<Grouping::row>{fp.producer, fp, per_k}, RowPolicy<AffineFootprint>{fp.producer, fp, per_k});
+      both(BoxesPolicy<Grouping::column>{fp.producer, fp, per_k}, ColumnPolicy<AffineFootprint>{fp.producer, fp, per_k});
+      both(BoxesPolicy<Grouping::group>{fp.producer, fp, per_k, 2, 3}, GroupPolicy<AffineFootprint>{fp.producer, fp, 2, 3, per_k});
+    }
+  }
+  EXPECT_GT(tighter, 20);  // the union is often strictly tighter
 }
 
 // ---- GroupPolicy --------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #if defined(BATON_HAVE_GENERATED)
+#include <functional>
 #include <type_traits>
 
 #include "baton/ops/mlp.hpp"
@@ -114,6 +115,39 @@ TEST(BatoncGenerated, PoliciesAreSoundAgainstTheLibrarysExactRelations) {
     EXPECT_EQ(causal_attention::attention_k_blocks_of(baton::Tile{(t - 1) / 128, 0, 0}, p), causal_attention::attention_k_blocks(p));
   }
   static_assert(std::is_same_v<causal_attention::attention_to_oproj_policy, baton::KBlockPolicy<baton::footprint::GemmA>>);
+}
+
+// The [Q|K|V] edge waits on the union of its three reads' boxes: each query tile's first k-block
+// waits for 3 producer tiles (its Q block, key block 0's K and V), and the union is exactly the
+// library's causal relation on every k-block a tile walks.
+TEST(BatoncGenerated, AttentionOverQkvWaitsForThreeProducerTilesToStart) {
+  using namespace baton_gen;
+  static_assert(std::is_same_v<causal_attention::qkv_to_attention_policy, baton::dsl::BoxesPolicy<baton::dsl::Grouping::tile>>);
+  for (int t : {128, 300, 1024, 2048}) {
+    causal_attention::Params p;
+    p.T = t;
+    const auto pol = causal_attention::qkv_to_attention(p);
+    const baton::Grid cg = causal_attention::attention_grid(p);
+    for (int i = 0; i < int(cg.size()); ++i) {
+      int waits = 0;
+      pol.for_each_wait(cg.tile(i), 0, [&](baton::WaitSpec) { return ++waits, true; });
+      EXPECT_EQ(waits, 3) << "T = " << t << ", tile " << baton::to_string(cg.tile(i));
+    }
+    // The maps' relation (from_boxes) against the exact one, on the k-blocks each tile walks.
+    const baton::DependencyRelation maps = causal_attention::qkv_to_attention_relation(p);
+    const baton::DependencyRelation exact = causal_attention::qkv_to_attention_exact_relation(p);
+    const baton::DependencyRelation own = baton::deps::custom(
+        maps.producer, maps.consumer, maps.k_blocks,
+        [&](baton::Tile c, int k, const std::function<void(baton::Tile)>& emit) {
+          if (k < causal_attention::attention_k_blocks_of(c, p)) maps.reads(c, k, emit);
+        },
+        "maps, own k-blocks");
+    auto diff = baton::deps::compare(own, exact);
+    ASSERT_TRUE(diff.ok()) << diff.error().to_string();
+    EXPECT_TRUE(diff.value().same()) << diff.value().missing << " missing, " << diff.value().extra << " extra";
+    expect_sound(pol, exact);
+    expect_sound(causal_attention::qkv_to_attention_row_k(p), exact);
+  }
 }
 
 TEST(BatoncGenerated, TheCheckerCatchesAForgottenHaloAndAcceptsACallerRelation) {

@@ -8,10 +8,14 @@
 // both clipped to [0, extent). k_j are the consumer's k-loop variables; k-block k is their
 // mixed-radix number with the last variable fastest. rect(t, k) is the box of producer tiles whose
 // writes meet the reads of k-block k (an exact inversion of the write map per dimension: the reads
-// of one access are a box, and so are the tiles that meet it). An edge whose consumer reads several
-// tensors of the producer (attention's K and V) takes the bounding box of their rects.
+// of one access are a box, and so are the tiles that meet it). An edge whose consumer reads the
+// producer's output in several places (attention's Q, K and V) has one such box per access:
+// rects(t, k) gives them (their union is exact), rect(t, k) their bounding box (the Footprint
+// concept's one rectangle, which the policies of baton/policy.hpp wait on). BoxesPolicy below waits
+// on the union instead: with the [Q|K|V] layout the bounding box spans every column block between
+// Q and V, the union only the three that are read.
 //
-// The same struct runs on the device (policies call rect() before each wait) and in batonc, which
+// The same struct runs on the device (policies call rect() or rects() before each wait) and in batonc, which
 // proves the generated policy with the soundness checker against a relation it enumerates
 // independently (baton/dsl/analysis.hpp). Host and device; no allocation.
 #pragma once
@@ -20,6 +24,7 @@
 
 #include "baton/config.hpp"
 #include "baton/footprint.hpp"
+#include "baton/policy.hpp"
 #include "baton/tile.hpp"
 
 namespace baton::dsl {
@@ -94,6 +99,14 @@ struct AffineFootprint {
   BATON_HOST_DEVICE constexpr TileRect rect(Tile t, int k) const { return rect_(t, k, false); }
   BATON_HOST_DEVICE constexpr TileRect rect_all(Tile t) const { return rect_(t, 0, true); }
 
+  // The producer tiles k-block k reads, as up to kMaxBoxes non-empty boxes clipped to the producer
+  // grid, one per access that reads anything (boxes may overlap; their union is what the k-block
+  // reads): writes them to out[0..n) and returns n. rects_all: the same over every k-block (per
+  // access, the box over the whole k-loop).
+  static constexpr int kMaxBoxes = kMaxAccesses;
+  BATON_HOST_DEVICE constexpr int rects(Tile t, int k, TileRect* out) const { return boxes_(t, k, false, out); }
+  BATON_HOST_DEVICE constexpr int rects_all(Tile t, TileRect* out) const { return boxes_(t, 0, true, out); }
+
  private:
   // The producer warp calls this before every k-block's loads (and again while it polls), so
   // every loop runs to its compile-time bound behind a guard (BATON_UNROLL): fields are read at
@@ -102,75 +115,73 @@ struct AffineFootprint {
   // closed form (docs/batonc.md), so batonc lowers GEMM-shaped edges to footprint::GemmA
   // (dsl/analysis.hpp) and this serves the other forms.
   // all_k: the union over every k-block (the extremes of an affine start lie at the loop ends).
-  BATON_HOST_DEVICE constexpr TileRect rect_(Tile t, int k, bool all_k) const {
-    int kv[kMaxKVars] = {0, 0, 0};  // k-block k's loop variables, last fastest
-    if (!all_k) {
-      if (kvars == 1) {
-        kv[0] = k < kext[0] ? k : k % kext[0];
+  BATON_HOST_DEVICE constexpr void kv_of_(int k, bool all_k, int* kv) const {
+    if (all_k) return;
+    if (kvars == 1) {
+      kv[0] = k < kext[0] ? k : k % kext[0];
+    } else {
+      BATON_UNROLL
+      for (int j = kMaxKVars - 1; j >= 0; --j)
+        if (j < kvars) {
+          kv[j] = k % kext[j];
+          k /= kext[j];
+        }
+    }
+  }
+  // The producer tiles access a reads at k-block variables kv (or over every k-block), clipped to
+  // the producer grid; empty when it reads nothing.
+  BATON_HOST_DEVICE constexpr TileRect access_rect_(int a, Tile t, const int* kv, bool all_k) const {
+    int m0 = 0, m1 = producer.m, n0 = 0, n1 = producer.n, z0 = 0, z1 = producer.z;
+    BATON_UNROLL
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d >= access[a].dims) break;
+      const AffineDim& x = access[a].dim[d];
+      int lo = x.cm * t.m + x.cn * t.n + x.cz * t.z + x.c0;
+      int hi = lo + x.width;
+      BATON_UNROLL
+      for (int j = 0; j < kMaxKVars; ++j) {
+        if (j >= kvars) break;
+        if (all_k) {  // the lowest start and the highest end over the k-loop
+          const int span = x.ck[j] * (kext[j] - 1);
+          lo += span < 0 ? span : 0;
+          hi += span > 0 ? span : 0;
+        } else {
+          lo += x.ck[j] * kv[j];
+          hi += x.ck[j] * kv[j];
+        }
+      }
+      lo = detail::imax(lo, 0);
+      hi = detail::imin(hi, x.extent);
+      if (lo >= hi) return TileRect{};
+      if (x.axis < 0) {  // the same range for every producer tile: it meets the reads or none does
+        if (!(x.p0 < hi && x.p0 + x.pw > lo)) return TileRect{};
+        continue;
+      }
+      // Producer index i meets [lo, hi) iff pc*i + p0 < hi and pc*i + p0 + pw > lo.
+      const int i0 = detail::floor_div(lo - x.p0 - x.pw, x.pc) + 1;
+      const int i1 = detail::floor_div(hi - x.p0 - 1, x.pc) + 1;
+      if (x.axis == 0) {
+        m0 = detail::imax(m0, i0);
+        m1 = detail::imin(m1, i1);
+      } else if (x.axis == 1) {
+        n0 = detail::imax(n0, i0);
+        n1 = detail::imin(n1, i1);
       } else {
-        BATON_UNROLL
-        for (int j = kMaxKVars - 1; j >= 0; --j)
-          if (j < kvars) {
-            kv[j] = k % kext[j];
-            k /= kext[j];
-          }
+        z0 = detail::imax(z0, i0);
+        z1 = detail::imin(z1, i1);
       }
     }
+    return TileRect{m0, m1, n0, n1, z0, z1}.clipped(producer);
+  }
+  BATON_HOST_DEVICE constexpr TileRect rect_(Tile t, int k, bool all_k) const {
+    int kv[kMaxKVars] = {0, 0, 0};  // k-block k's loop variables, last fastest
+    kv_of_(k, all_k, kv);
     TileRect box{};  // empty
     bool any = false;
     BATON_UNROLL
     for (int a = 0; a < kMaxAccesses; ++a) {
       if (a >= accesses) break;
-      int m0 = 0, m1 = producer.m, n0 = 0, n1 = producer.n, z0 = 0, z1 = producer.z;
-      bool empty = false;
-      BATON_UNROLL
-      for (int d = 0; d < kMaxDims; ++d) {
-        if (d >= access[a].dims) break;
-        const AffineDim& x = access[a].dim[d];
-        int lo = x.cm * t.m + x.cn * t.n + x.cz * t.z + x.c0;
-        int hi = lo + x.width;
-        BATON_UNROLL
-        for (int j = 0; j < kMaxKVars; ++j) {
-          if (j >= kvars) break;
-          if (all_k) {  // the lowest start and the highest end over the k-loop
-            const int span = x.ck[j] * (kext[j] - 1);
-            lo += span < 0 ? span : 0;
-            hi += span > 0 ? span : 0;
-          } else {
-            lo += x.ck[j] * kv[j];
-            hi += x.ck[j] * kv[j];
-          }
-        }
-        lo = detail::imax(lo, 0);
-        hi = detail::imin(hi, x.extent);
-        if (lo >= hi) {
-          empty = true;
-          break;
-        }
-        if (x.axis < 0) {  // the same range for every producer tile: it meets the reads or none does
-          if (!(x.p0 < hi && x.p0 + x.pw > lo)) {
-            empty = true;
-            break;
-          }
-          continue;
-        }
-        // Producer index i meets [lo, hi) iff pc*i + p0 < hi and pc*i + p0 + pw > lo.
-        const int i0 = detail::floor_div(lo - x.p0 - x.pw, x.pc) + 1;
-        const int i1 = detail::floor_div(hi - x.p0 - 1, x.pc) + 1;
-        if (x.axis == 0) {
-          m0 = detail::imax(m0, i0);
-          m1 = detail::imin(m1, i1);
-        } else if (x.axis == 1) {
-          n0 = detail::imax(n0, i0);
-          n1 = detail::imin(n1, i1);
-        } else {
-          z0 = detail::imax(z0, i0);
-          z1 = detail::imin(z1, i1);
-        }
-      }
-      if (empty) continue;
-      TileRect r{m0, m1, n0, n1, z0, z1};
-      r = r.clipped(producer);
+      const TileRect r = access_rect_(a, t, kv, all_k);
       if (r.empty()) continue;
       if (!any) {
         box = r;
@@ -186,8 +197,98 @@ struct AffineFootprint {
     }
     return box;
   }
+  BATON_HOST_DEVICE constexpr int boxes_(Tile t, int k, bool all_k, TileRect* out) const {
+    int kv[kMaxKVars] = {0, 0, 0};
+    kv_of_(k, all_k, kv);
+    int n = 0;
+    BATON_UNROLL
+    for (int a = 0; a < kMaxAccesses; ++a) {
+      if (a >= accesses) break;
+      const TileRect r = access_rect_(a, t, kv, all_k);
+      if (!r.empty()) out[n++] = r;
+    }
+    return n;
+  }
 };
 
 static_assert(Footprint<AffineFootprint>);
+
+// How a policy groups producer tiles into semaphores: the layouts of TilePolicy (and KBlockPolicy),
+// RowPolicy, ColumnPolicy and GroupPolicy (baton/policy.hpp).
+enum class Grouping { tile, row, column, group };
+
+// A built-in policy's semaphore layout over an AffineFootprint's union of boxes: before k-block k
+// (per_k_block) or once at k == 0, it waits on each semaphore that a producer tile of any box posts
+// to, once (a semaphore that several boxes share is waited on for the first of them). Posts,
+// counts and per-epoch values are the base layout's, so the producer side is unchanged; only the
+// waits shrink from the bounding box to the boxes. batonc emits it for an edge whose reads lie
+// apart in the producer's grid (docs/batonc.md, "Several reads of one tensor").
+template <Grouping G>
+struct BoxesPolicy {
+  Grid producer{};
+  AffineFootprint footprint{};
+  bool per_k_block = false;
+  int group_m = 1, group_n = 1;  // Grouping::group only
+
+  BATON_HOST_DEVICE constexpr int blocks_m() const { return G == Grouping::group ? (producer.m + group_m - 1) / group_m : producer.m; }
+  BATON_HOST_DEVICE constexpr int blocks_n() const { return G == Grouping::group ? (producer.n + group_n - 1) / group_n : producer.n; }
+  BATON_HOST_DEVICE constexpr Grid producer_grid() const { return producer; }
+  BATON_HOST_DEVICE constexpr int num_semaphores() const {
+    if constexpr (G == Grouping::tile) return int(producer.size());
+    if constexpr (G == Grouping::row) return producer.m * producer.z;
+    if constexpr (G == Grouping::column) return producer.n * producer.z;
+    return blocks_m() * blocks_n() * producer.z;
+  }
+  BATON_HOST_DEVICE constexpr int post_index(Tile t) const {
+    if constexpr (G == Grouping::tile) return producer.linear(t);
+    if constexpr (G == Grouping::row) return t.z * producer.m + t.m;
+    if constexpr (G == Grouping::column) return t.z * producer.n + t.n;
+    return (t.z * blocks_m() + t.m / group_m) * blocks_n() + t.n / group_n;
+  }
+  BATON_HOST_DEVICE constexpr int k_blocks() const { return footprint.k_blocks(); }
+  template <class Fn>
+  BATON_HOST_DEVICE bool for_each_wait(Tile t, int k, Fn&& f) const {
+    if (!per_k_block && k != 0) return true;
+    TileRect cell[AffineFootprint::kMaxBoxes] = {};
+    const int nb = per_k_block ? footprint.rects(t, k, cell) : footprint.rects_all(t, cell);
+    BATON_UNROLL
+    for (int b = 0; b < AffineFootprint::kMaxBoxes; ++b)
+      if (b < nb) cell[b] = cells_(cell[b]);
+    for (int b = 0; b < nb; ++b)
+      for (int z = cell[b].z0; z < cell[b].z1; ++z)
+        for (int m = cell[b].m0; m < cell[b].m1; ++m)
+          for (int n = cell[b].n0; n < cell[b].n1; ++n) {
+            bool seen = false;  // an earlier box waits on this semaphore already
+            for (int e = 0; e < b; ++e) seen = seen || cell[e].contains(Tile{m, n, z});
+            if (!seen && !f(wait_(m, n, z))) return false;
+          }
+    return true;
+  }
+
+ private:
+  // A box of producer tiles (clipped to the grid) as the box of semaphore cells it posts to:
+  // (m, n, z) of a tile, (m, 0, z) of a row, (0, n, z) of a column, the block of a group.
+  BATON_HOST_DEVICE constexpr TileRect cells_(TileRect r) const {
+    if (r.empty()) return TileRect{};
+    if constexpr (G == Grouping::row) return TileRect{r.m0, r.m1, 0, 1, r.z0, r.z1};
+    if constexpr (G == Grouping::column) return TileRect{0, 1, r.n0, r.n1, r.z0, r.z1};
+    if constexpr (G == Grouping::group)
+      return TileRect{r.m0 / group_m, (r.m1 - 1) / group_m + 1, r.n0 / group_n, (r.n1 - 1) / group_n + 1, r.z0, r.z1};
+    return r;
+  }
+  BATON_HOST_DEVICE constexpr WaitSpec wait_(int m, int n, int z) const {
+    if constexpr (G == Grouping::tile) return WaitSpec{producer.linear(Tile{m, n, z}), 1u, 1u};
+    if constexpr (G == Grouping::row) return WaitSpec{z * producer.m + m, uint32_t(producer.n), uint32_t(producer.n)};
+    if constexpr (G == Grouping::column) return WaitSpec{z * producer.n + n, uint32_t(producer.m), uint32_t(producer.m)};
+    // Posters of block (m, n): clipped at the grid's edge.
+    const int m1 = (m + 1) * group_m < producer.m ? (m + 1) * group_m : producer.m;
+    const int n1 = (n + 1) * group_n < producer.n ? (n + 1) * group_n : producer.n;
+    const uint32_t c = uint32_t(m1 - m * group_m) * uint32_t(n1 - n * group_n);
+    return WaitSpec{(z * blocks_m() + m) * blocks_n() + n, c, c};
+  }
+};
+
+static_assert(SyncPolicy<BoxesPolicy<Grouping::tile>>);
+static_assert(SyncPolicy<BoxesPolicy<Grouping::group>>);
 
 }  // namespace baton::dsl

@@ -58,8 +58,8 @@ inline constexpr ::baton::RowMajor attention_order{};
 // order: feeds no stage
 inline constexpr ::baton::RowMajor oproj_order{};
 
-// ---- edge qkv -> attention through QKV: kblock (KBlockPolicy (one semaphore per producer tile, waits per k-block))
-//   chosen by batonc; candidates (sound / start tiles / waits): tile 72.0/4608; kblock 40.5/16704; row 96.0/512; row per k 54.0/1856; column 72.0/576; column per k 72.0/4608;
+// ---- edge qkv -> attention through QKV: kblock (KBlockPolicy (one semaphore per producer tile, waits per k-block), over the union of the reads' boxes (dsl::BoxesPolicy))
+//   chosen by batonc; candidates (sound / start tiles / waits): tile 17.0/1088; kblock 3.0/1536; row 96.0/512; row per k 22.5/960; column 24.0/192; column per k 24.0/1536;
 [[maybe_unused]] constexpr ::baton::dsl::AffineFootprint qkv_to_attention_footprint(const Params& p = {}) {
   (void)p;
   ::baton::dsl::AffineFootprint f{};
@@ -84,12 +84,12 @@ inline constexpr ::baton::RowMajor oproj_order{};
                          .axis = 1, .pc = 128, .p0 = 0, .pw = 128, .extent = ((3 * p.NH) * p.D)};
   return f;
 }
-using qkv_to_attention_policy = ::baton::KBlockPolicy<::baton::dsl::AffineFootprint>;
+using qkv_to_attention_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::tile>;
 [[maybe_unused]] constexpr qkv_to_attention_policy qkv_to_attention(const Params& p = {}) {
-  return qkv_to_attention_policy{qkv_grid(p), qkv_to_attention_footprint(p)};
+  return qkv_to_attention_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
 }
-// alternative tile: sound; starts after 72.0 tiles, 4608 waits per pass
-using qkv_to_attention_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFootprint>;
+// alternative tile: sound; starts after 17.0 tiles, 1088 waits per pass
+using qkv_to_attention_tile_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::tile>;
 [[maybe_unused]] constexpr qkv_to_attention_tile_policy qkv_to_attention_tile(const Params& p = {}) {
   return qkv_to_attention_tile_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
 }
@@ -97,27 +97,27 @@ using qkv_to_attention_tile_policy = ::baton::TilePolicy<::baton::dsl::AffineFoo
 using qkv_to_attention_kblock_policy = qkv_to_attention_policy;
 [[maybe_unused]] constexpr qkv_to_attention_kblock_policy qkv_to_attention_kblock(const Params& p = {}) { return qkv_to_attention(p); }
 // alternative row: sound; starts after 96.0 tiles, 512 waits per pass
-using qkv_to_attention_row_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+using qkv_to_attention_row_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::row>;
 [[maybe_unused]] constexpr qkv_to_attention_row_policy qkv_to_attention_row(const Params& p = {}) {
   return qkv_to_attention_row_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
 }
-// alternative row per k: sound; starts after 54.0 tiles, 1856 waits per pass
-using qkv_to_attention_row_k_policy = ::baton::RowPolicy<::baton::dsl::AffineFootprint>;
+// alternative row per k: sound; starts after 22.5 tiles, 960 waits per pass
+using qkv_to_attention_row_k_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::row>;
 [[maybe_unused]] constexpr qkv_to_attention_row_k_policy qkv_to_attention_row_k(const Params& p = {}) {
   return qkv_to_attention_row_k_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
 }
-// alternative column: sound; starts after 72.0 tiles, 576 waits per pass
-using qkv_to_attention_column_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+// alternative column: sound; starts after 24.0 tiles, 192 waits per pass
+using qkv_to_attention_column_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::column>;
 [[maybe_unused]] constexpr qkv_to_attention_column_policy qkv_to_attention_column(const Params& p = {}) {
   return qkv_to_attention_column_policy{qkv_grid(p), qkv_to_attention_footprint(p), false};
 }
-// alternative column per k: sound; starts after 72.0 tiles, 4608 waits per pass
-using qkv_to_attention_column_k_policy = ::baton::ColumnPolicy<::baton::dsl::AffineFootprint>;
+// alternative column per k: sound; starts after 24.0 tiles, 1536 waits per pass
+using qkv_to_attention_column_k_policy = ::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::column>;
 [[maybe_unused]] constexpr qkv_to_attention_column_k_policy qkv_to_attention_column_k(const Params& p = {}) {
   return qkv_to_attention_column_k_policy{qkv_grid(p), qkv_to_attention_footprint(p), true};
 }
 inline ::baton::DependencyRelation qkv_to_attention_relation(const Params& p = {}) {
-  return ::baton::deps::from_footprint(qkv_grid(p), attention_grid(p), qkv_to_attention_footprint(p), "qkv -> attention (QKV)");
+  return ::baton::deps::from_boxes(qkv_grid(p), attention_grid(p), qkv_to_attention_footprint(p), "qkv -> attention (QKV)");
 }
 // causal_attention: the relation given apart from the maps (line 43); batonc proved the maps and every policy above against it
 inline ::baton::DependencyRelation qkv_to_attention_exact_relation(const Params& p = {}) {

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <functional>
 #include <tuple>
+#include <type_traits>
 #include <map>
 #include <set>
 #include <string>
@@ -124,12 +125,18 @@ struct Candidate {
   int64_t group_m = 0, group_n = 0;
   std::string footprint = "affine";  // a built-in footprint named by a sync (gemm_a, identity, ...)
   bool lowered = false;              // footprint chosen by batonc (GEMM form), not named by a sync
+  // Waits on the union of the reads' boxes (dsl::BoxesPolicy) instead of their bounding box: the
+  // edge's reads lie apart in the producer's grid (EdgeInfo::boxes).
+  bool boxes = false;
   bool sound = true;
   std::string why_not;     // the first failing binding's counterexample
   double start_tiles = 0;  // producer tiles forced before a consumer's first k-block, mean (default binding)
   int64_t waits = 0;       // waits per pass (default binding)
   int64_t over_sync = 0;   // (consumer, producer never read) pairs forced (default binding)
   int64_t reads = 0;       // reads checked, all bindings
+  // boxes: what the same kind over the bounding box would cost (default binding), for --explain.
+  double bbox_start_tiles = 0;
+  int64_t bbox_over_sync = 0;
 };
 
 struct EdgeInfo {
@@ -141,6 +148,10 @@ struct EdgeInfo {
   const RelationKind* relation_kind = nullptr;
   int64_t over_reads = 0;                  // reads the maps add to the relation (loose), default binding
   std::string lowering_hint;               // why a nearly GEMM-shaped edge keeps dsl::AffineFootprint
+  // The consumer reads the producer's output in several places whose bounding box holds producer
+  // tiles none of them reads (at the default binding): its dsl::AffineFootprint candidates wait on
+  // the union of the boxes (dsl::BoxesPolicy).
+  bool boxes = false;
   std::vector<Candidate> candidates;
   int chosen = -1;
   std::string label;  // "gemm1 -> gemm2"
@@ -167,11 +178,20 @@ struct Analysis {
   std::vector<OrderChoice> orders;  // per stage
 };
 
-// Policies by name, over any footprint: f(policy).
+// Policies by name, over any footprint: f(policy). A candidate with `boxes` over an
+// AffineFootprint is the BoxesPolicy of its kind's grouping.
 template <class F, class Fn>
 auto with_policy(const Candidate& c, Grid producer, const F& fp, Fn&& fn) {
   const PolicyKind* k = find_policy_kind(c.kind);
   const bool per_k = k != nullptr && k->per_k;
+  if constexpr (std::is_same_v<F, AffineFootprint>) {
+    if (c.boxes) {
+      if (k != nullptr && k->family == "tile") return fn(BoxesPolicy<Grouping::tile>{producer, fp, per_k});
+      if (k != nullptr && k->family == "row") return fn(BoxesPolicy<Grouping::row>{producer, fp, per_k});
+      if (k != nullptr && k->family == "column") return fn(BoxesPolicy<Grouping::column>{producer, fp, per_k});
+      return fn(BoxesPolicy<Grouping::group>{producer, fp, per_k, int(c.group_m), int(c.group_n)});
+    }
+  }
   if (k != nullptr && k->family == "tile") return fn(TilePolicy<F>{producer, fp, per_k});
   if (k != nullptr && k->family == "row") return fn(RowPolicy<F>{producer, fp, per_k});
   if (k != nullptr && k->family == "column") return fn(ColumnPolicy<F>{producer, fp, per_k});
@@ -206,9 +226,10 @@ status with_named_footprint(const std::string& name, const AffineFootprint& fp, 
 
 inline std::string describe_policy(const Candidate& c) {
   const PolicyKind* k = find_policy_kind(c.kind);
-  if (k != nullptr && k->family != "group") return std::string(k->description);
+  const std::string boxes = c.boxes ? ", over the union of the reads' boxes (dsl::BoxesPolicy)" : "";
+  if (k != nullptr && k->family != "group") return std::string(k->description) + boxes;
   return "GroupPolicy (one semaphore per " + std::to_string(c.group_m) + "x" + std::to_string(c.group_n) +
-         " block of producer tiles" + (c.kind == "group_k" ? ", waits per k-block)" : ")");
+         " block of producer tiles" + (c.kind == "group_k" ? ", waits per k-block)" : ")") + boxes;
 }
 inline std::string candidate_name(const Candidate& c) {
   if (c.kind == "group" || c.kind == "group_k")
@@ -1252,6 +1273,10 @@ class Analyzer {
         cands.push_back(c);
       }
     }
+    // Reads that lie apart in the producer's grid: the generic footprint's candidates wait on the
+    // union of their boxes instead of the bounding box (a named footprint keeps its own rectangle).
+    boxes_(e);
+    for (Candidate& c : cands) c.boxes = e.boxes && c.footprint == "affine";
     // The relation given apart from the maps: the maps must read what it says (all of it, and no
     // more unless it is `loose`), and every candidate is proven against it as well.
     std::vector<DependencyRelation> truths;
@@ -1307,6 +1332,14 @@ class Analyzer {
             c.over_sync = rep.over_sync_pairs;
             c.start_tiles = with_policy(c, fp.producer, f, [&](const auto& pol) { return start_tiles_(pol, cg); });
           }
+          if (bi == 0 && rep.sound() && c.boxes) {  // what the bounding box would cost, for --explain
+            BATON_TRY(charge_(proof_cost(fp, cg), e, b, cg, fp));
+            Candidate bbox = c;
+            bbox.boxes = false;
+            const CheckReport r = with_policy(bbox, fp.producer, f, [&](const auto& pol) { return check_soundness(pol, rel, e.label); });
+            c.bbox_over_sync = r.over_sync_pairs;
+            c.bbox_start_tiles = with_policy(bbox, fp.producer, f, [&](const auto& pol) { return start_tiles_(pol, cg); });
+          }
           return {};
         });
         if (!st.ok()) return err_(e.sync ? e.sync->footprint_loc : a_.stages[size_t(e.consumer)].loc, st.message());
@@ -1333,6 +1366,38 @@ class Analyzer {
     }
     e.chosen = best;
     return {};
+  }
+
+  // Does the bounding box of the edge's boxes hold a producer tile that no box holds, for some
+  // consumer tile and k-block at the default binding? Then waiting on the union forces fewer
+  // producer tiles (the [Q|K|V] layout: Q's and V's column blocks with K's and all between them).
+  // Either form is sound; an edge too large to scan keeps the bounding box (its proofs fail on the
+  // budget anyway).
+  void boxes_(EdgeInfo& e) {
+    e.boxes = false;
+    if (e.links.size() < 2) return;
+    const Binding& b = a_.bindings.front();
+    AffineFootprint fp;
+    Grid cg;
+    if (!footprint(a_, e, b, fp).ok() || !grid(a_.program, a_.stages[size_t(e.consumer)], b, cg).ok()) return;
+    if (proof_cost(fp, cg) > budget_ - work_) return;
+    TileRect box[AffineFootprint::kMaxBoxes] = {};
+    for (int i = 0; i < int(cg.size()); ++i)
+      for (int k = 0; k < fp.k_blocks(); ++k) {
+        const Tile t = cg.tile(i);
+        const int nb = fp.rects(t, k, box);
+        const TileRect r = fp.rect(t, k);
+        for (int z = r.z0; z < r.z1; ++z)
+          for (int m = r.m0; m < r.m1; ++m)
+            for (int n = r.n0; n < r.n1; ++n) {
+              bool in = false;
+              for (int x = 0; x < nb && !in; ++x) in = box[x].contains(Tile{m, n, z});
+              if (!in) {
+                e.boxes = true;
+                return;
+              }
+            }
+      }
   }
 
   // The maps' relation against the one the `relation` line gives: a read the maps miss is an
@@ -1445,7 +1510,7 @@ class Analyzer {
         Grid cg;
         BATON_TRY(grid(prog, a_.stages[size_t(e.consumer)], b, cg));
         const OrderChoice& co = a_.orders[size_t(e.consumer)];
-        for (int o = 0; o < 2; ++o) cost[o] += need_cost_(fp, pg, cg, o == 0, co);
+        for (int o = 0; o < 2; ++o) cost[o] += need_cost_(fp, e.boxes, pg, cg, o == 0, co);
       }
       if (feeds == 0) {
         oc.kind = "row";
@@ -1465,7 +1530,8 @@ class Analyzer {
     if (o.kind == "grouped") return Grouped{int(o.group)}(g, pos);
     return RowMajor{}(g, pos);
   }
-  static double need_cost_(const AffineFootprint& fp, Grid pg, Grid cg, bool row_major, const OrderChoice& consumer_order) {
+  // boxes: the consumer waits on the union of fp's boxes (BoxesPolicy), else on their bounding box.
+  static double need_cost_(const AffineFootprint& fp, bool boxes, Grid pg, Grid cg, bool row_major, const OrderChoice& consumer_order) {
     std::vector<int> pos(size_t(pg.size()));
     for (int i = 0; i < int(pg.size()); ++i) {
       const Tile t = row_major ? RowMajor{}(pg, i) : ColumnMajor{}(pg, i);
@@ -1474,11 +1540,18 @@ class Analyzer {
     double total = 0;
     int ready = 0;  // the consumer runs in order: it cannot be ready before the one before it
     for (int i = 0; i < int(cg.size()); ++i) {
-      const TileRect r = fp.rect_all(order_tile_(consumer_order, cg, i)).clipped(pg);
+      const Tile t = order_tile_(consumer_order, cg, i);
+      TileRect box[AffineFootprint::kMaxBoxes] = {};
+      int nb = 1;
+      if (boxes) nb = fp.rects_all(t, box);
+      else box[0] = fp.rect_all(t);
       int last = 0;
-      for (int z = r.z0; z < r.z1; ++z)
-        for (int m = r.m0; m < r.m1; ++m)
-          for (int n = r.n0; n < r.n1; ++n) last = std::max(last, pos[size_t(pg.linear(Tile{m, n, z}))] + 1);
+      for (int x = 0; x < nb; ++x) {
+        const TileRect r = box[x].clipped(pg);
+        for (int z = r.z0; z < r.z1; ++z)
+          for (int m = r.m0; m < r.m1; ++m)
+            for (int n = r.n0; n < r.n1; ++n) last = std::max(last, pos[size_t(pg.linear(Tile{m, n, z}))] + 1);
+      }
       ready = std::max(ready, last);
       total += ready;
     }

@@ -132,6 +132,7 @@ inline bool parse_candidate(const std::string& spelled, Candidate& c) {
     return status(errc::invalid_argument, "--check: unknown footprint '" + fpn + "' (affine, gemm_a, identity, transpose, all_of_batch)");
   Candidate c;
   c.footprint = fpn;
+  c.boxes = e->boxes && fpn == "affine";  // the form batonc emits: the union of the reads' boxes
   if (!detail::parse_candidate(pol, c))
     return status(errc::invalid_argument, "--check: unknown policy '" + pol +
                                               "' (tile, kblock, row, row per k, column, column per k, group(GM,GN), group(GM,GN) per k)");

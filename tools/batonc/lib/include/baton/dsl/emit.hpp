@@ -8,7 +8,8 @@
 //   <p>_to_<c>_footprint(p)   the edge's baton::dsl::AffineFootprint;
 //   <p>_to_<c>(p)             the chosen policy (its type: <p>_to_<c>_policy);
 //   <p>_to_<c>_<kind>(p)      every other sound candidate (row, kblock, ...), proven as well;
-//   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge;
+//   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge (deps::from_boxes,
+//                             the union of the reads' boxes, where the policies wait on it);
 //   <stage>_stage             baton::Stage<order, outputs<its out-edges' policies>, inputs<its in-edges'>>;
 // plus static_asserts that the policies satisfy SyncPolicy and agree with the grids.
 #pragma once
@@ -68,11 +69,15 @@ inline std::string footprint_type(const Candidate& c) {
 inline std::string policy_type(const Candidate& c) {
   const std::string F = footprint_type(c);
   const PolicyKind* k = find_policy_kind(c.kind);
+  if (c.boxes) return "::baton::dsl::BoxesPolicy<::baton::dsl::Grouping::" + std::string(k != nullptr ? k->family : "group") + ">";
   return "::baton::" + std::string(k != nullptr ? k->type : "GroupPolicy") + "<" + F + ">";
 }
 inline std::string policy_init(const Candidate& c, const std::string& grid, const std::string& fp) {
   const PolicyKind* k = find_policy_kind(c.kind);
   const bool per_k = k != nullptr && k->per_k;
+  if (c.boxes)  // BoxesPolicy{producer, footprint, per_k_block, group_m, group_n}
+    return "{" + grid + ", " + fp + (per_k ? ", true" : ", false") +
+           (k == nullptr || k->family == "group" ? ", " + std::to_string(c.group_m) + ", " + std::to_string(c.group_n) : "") + "}";
   if (k != nullptr && k->type == "KBlockPolicy") return "{" + grid + ", " + fp + "}";  // per k-block by construction
   if (k != nullptr && k->family != "group") return "{" + grid + ", " + fp + (per_k ? ", true}" : ", false}");
   return "{" + grid + ", " + fp + ", " + std::to_string(c.group_m) + ", " + std::to_string(c.group_n) + ", " +
@@ -107,7 +112,12 @@ inline std::string explain(const Analysis& a) {
                   : "  why: sound for every binding; consumers start after " + detail::fmt(c.start_tiles) +
                         " producer tile(s) on average, the earliest of the sound candidates; then the fewest waits (" +
                         std::to_string(c.waits) + " per pass)" + (c.over_sync ? "" : ", no over-synchronization") + "\n";
-    if (c.over_sync && e.links.size() > 1)
+    if (c.boxes)
+      out += "  footprint: the union of the " + std::to_string(e.links.size()) +
+             " reads' boxes per k-block (dsl::BoxesPolicy): they lie apart in the producer's grid; their bounding box would start after " +
+             detail::fmt(c.bbox_start_tiles) + " producer tile(s) with " + std::to_string(c.bbox_over_sync) +
+             " (consumer tile, producer tile never read) pairs over-synchronized\n";
+    if (c.over_sync && e.links.size() > 1 && !c.boxes)
       out += "  over-synchronization: " + std::to_string(c.over_sync) +
              " (consumer tile, producer tile never read) pairs: the footprint waits on one box of producer tiles per k-block, "
              "the bounding box of the edge's " + std::to_string(e.links.size()) +
@@ -269,7 +279,8 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
         h += "[[maybe_unused]] constexpr " + alt + "_policy " + alt + "(const Params& p = {}) {\n  return " + alt + "_policy" +
              detail::policy_init(x, ps.name + "_grid(p)", policy_fp) + ";\n}\n";
       }
-    h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::from_footprint(" +
+    h += "inline ::baton::DependencyRelation " + id + "_relation(const Params& p = {}) {\n  return ::baton::deps::" +
+         (e.boxes ? "from_boxes(" : "from_footprint(") +
          ps.name + "_grid(p), " + cs.name + "_grid(p), " + id + "_footprint(p), \"" + e.label + " (" + e.tensors + ")\");\n}\n";
     if (e.relation) {
       // The relation given apart from the maps, for Chain::add_edge or check_soundness in C++.
