@@ -43,6 +43,16 @@ struct AffineDim {
   int axis = -1;
   int pc = 1, p0 = 0, pw = 1;
   int extent = 1;  // the tensor's extent in this dimension
+  // A stride-1 convolution's tap (`@conv(H, W, DR, DS)` on a read; img_w > 0): the dimension counts
+  // the pixels of images of img_h x img_w (pixel n*img_h*img_w + h*img_w + w) and the read start has
+  // no k terms; each pixel of the read is read dr = r0 + sum_j rk[j]*k_j rows and ds = s0 +
+  // sum_j sk[j]*k_j columns away, and one whose shifted row or column leaves its image reads nothing
+  // (padding). Omitted (zero) for every other dimension.
+  int img_h = 0, img_w = 0;
+  int rk[kMaxKVars] = {0, 0, 0};
+  int r0 = 0;
+  int sk[kMaxKVars] = {0, 0, 0};
+  int s0 = 0;
 };
 
 struct AffineAccess {
@@ -56,6 +66,30 @@ BATON_HOST_DEVICE constexpr int floor_div(int a, int b) {  // b > 0
 }
 BATON_HOST_DEVICE constexpr int imin(int a, int b) { return a < b ? a : b; }
 BATON_HOST_DEVICE constexpr int imax(int a, int b) { return a > b ? a : b; }
+// The first (last_ = false) or last pixel o of [lo, hi) whose tap (dr, ds) stays inside its image of
+// h x w, or -1: the valid pixels of an image are the rows [max(0, -dr), min(h, h - dr)) times the
+// columns [max(0, -ds), min(w, w - ds)), so the nearest one is in o's row, the next (previous) valid
+// row, or the next (previous) image. lo >= 0.
+BATON_HOST_DEVICE constexpr int conv_valid(int lo, int hi, int h, int w, int dr, int ds, bool last_) {
+  const int plo = imax(0, -dr), phi = imin(h, h - dr), qlo = imax(0, -ds), qhi = imin(w, w - ds);
+  if (plo >= phi || qlo >= qhi || lo >= hi) return -1;
+  const int hw = h * w;
+  const int o = last_ ? hi - 1 : lo;
+  const int n = o / hw, p = (o % hw) / w, q = o % w;
+  int c = o;
+  if (!last_) {
+    if (p < plo) c = n * hw + plo * w + qlo;
+    else if (p >= phi) c = (n + 1) * hw + plo * w + qlo;
+    else if (q < qlo) c = n * hw + p * w + qlo;
+    else if (q >= qhi) c = p + 1 < phi ? n * hw + (p + 1) * w + qlo : (n + 1) * hw + plo * w + qlo;
+    return c < hi ? c : -1;
+  }
+  if (p >= phi) c = n * hw + (phi - 1) * w + qhi - 1;
+  else if (p < plo) c = (n - 1) * hw + (phi - 1) * w + qhi - 1;
+  else if (q >= qhi) c = n * hw + p * w + qhi - 1;
+  else if (q < qlo) c = p - 1 >= plo ? n * hw + (p - 1) * w + qhi - 1 : (n - 1) * hw + (phi - 1) * w + qhi - 1;
+  return c >= lo ? c : -1;
+}
 }  // namespace detail
 
 struct AffineFootprint {
@@ -79,6 +113,8 @@ struct AffineFootprint {
         if (x.width < 1 || x.pw < 1 || x.extent < 1) return "AffineFootprint: widths and extents must be >= 1";
         if (x.axis < -1 || x.axis > 2) return "AffineFootprint: axis must be -1, 0, 1 or 2";
         if (x.axis >= 0 && x.pc < 1) return "AffineFootprint: a write stride must be >= 1";
+        if (x.img_w < 0 || x.img_h < 0 || (x.img_w > 0) != (x.img_h > 0))
+          return "AffineFootprint: a conv tap's image needs img_h >= 1 and img_w >= 1 (or both 0)";
       }
     }
     return nullptr;
@@ -148,6 +184,35 @@ struct AffineFootprint {
         } else {
           lo += x.ck[j] * kv[j];
           hi += x.ck[j] * kv[j];
+        }
+      }
+      if (x.img_w > 0) {  // a conv tap: the pixels it reads, shifted (start and width have no k terms)
+        lo = detail::imax(lo, 0);
+        hi = detail::imin(hi, x.extent);
+        int dr = x.r0, ds = x.s0, dr_hi = x.r0, ds_hi = x.s0;
+        BATON_UNROLL
+        for (int j = 0; j < kMaxKVars; ++j) {
+          if (j >= kvars) break;
+          if (all_k) {  // the lowest and highest shifts over the k-loop
+            const int rs = x.rk[j] * (kext[j] - 1), ss = x.sk[j] * (kext[j] - 1);
+            dr += rs < 0 ? rs : 0;
+            dr_hi += rs > 0 ? rs : 0;
+            ds += ss < 0 ? ss : 0;
+            ds_hi += ss > 0 ? ss : 0;
+          } else {
+            dr += x.rk[j] * kv[j];
+            ds += x.sk[j] * kv[j];
+          }
+        }
+        if (all_k) {  // every tap's pixels lie in the span of the extreme shifts
+          lo += dr * x.img_w + ds;
+          hi += dr_hi * x.img_w + ds_hi;
+        } else {
+          const int first = detail::conv_valid(lo, hi, x.img_h, x.img_w, dr, ds, false);
+          if (first < 0) return TileRect{};
+          const int last = detail::conv_valid(lo, hi, x.img_h, x.img_w, dr, ds, true);
+          lo = first + dr * x.img_w + ds;
+          hi = last + dr * x.img_w + ds + 1;
         }
       }
       lo = detail::imax(lo, 0);

@@ -93,6 +93,11 @@ struct DimForm {
   ExprPtr width;   // over parameters only
   ExprPtr extent;  // the tensor's extent in this dimension
   Loc loc;
+  // `@conv(H, W, DR, DS)` (reads): images of img_h x img_w (parameters only); the tap's row and
+  // column shifts dr, ds (k-loop variables and parameters). The start then has no k terms.
+  bool conv = false;
+  ExprPtr img_h, img_w;
+  LinForm dr, ds;
 };
 struct AccessForm {
   std::string tensor;
@@ -214,7 +219,7 @@ status with_named_footprint(const std::string& name, const AffineFootprint& fp, 
       return status(errc::invalid_argument, "footprint gemm_a: edge " + edge + " is not one 2-D tensor read per k-block");
     const AffineDim& r = fp.access[0].dim[0];
     const AffineDim& k = fp.access[0].dim[1];
-    if (r.axis != 0 || k.axis != 1 || r.cm != r.width || r.cn || r.cz || r.ck[0] || r.c0 || k.cm || k.cn || k.cz ||
+    if (r.img_w || k.img_w || r.axis != 0 || k.axis != 1 || r.cm != r.width || r.cn || r.cz || r.ck[0] || r.c0 || k.cm || k.cn || k.cz ||
         k.ck[0] != k.width || k.c0 || r.pc != r.pw || k.pc != k.pw || r.p0 || k.p0)
       return status(errc::invalid_argument, "footprint gemm_a: edge " + edge +
                                                 " does not read rows m*TM +: TM and columns kb*TK +: TK of tiles written at "
@@ -332,6 +337,20 @@ class Analyzer {
         BATON_TRY(eval_int_(prog, *rd.start.c0, b, x.c0));
         BATON_TRY(eval_int_(prog, *rd.width, b, x.width));
         BATON_TRY(eval_int_(prog, *rd.extent, b, x.extent));
+        if (rd.conv) {
+          BATON_TRY(eval_int_(prog, *rd.img_h, b, x.img_h));
+          BATON_TRY(eval_int_(prog, *rd.img_w, b, x.img_w));
+          if (x.img_h < 1 || x.img_w < 1 || int64_t(x.img_h) * x.img_w > (int64_t(1) << 30))
+            return status(errc::invalid_argument, located(prog.file, prog.source, rd.img_h->loc,
+                                                          "'@conv' images of " + std::to_string(x.img_h) + " x " + std::to_string(x.img_w) +
+                                                              " pixels (each extent must be >= 1, their product at most 2^30)"));
+          for (size_t j = 0; j < cs.kvars.size(); ++j) {
+            BATON_TRY(coef_(prog, rd.dr, cs.kvars[j], b, x.rk[j]));
+            BATON_TRY(coef_(prog, rd.ds, cs.kvars[j], b, x.sk[j]));
+          }
+          BATON_TRY(eval_int_(prog, *rd.dr.c0, b, x.r0));
+          BATON_TRY(eval_int_(prog, *rd.ds.c0, b, x.s0));
+        }
         x.axis = -1;
         static const char* axes[] = {"m", "n", "z"};
         for (int ax = 0; ax < 3; ++ax)
@@ -362,6 +381,14 @@ class Analyzer {
         double span = std::abs(double(x.cm)) * cg.m + std::abs(double(x.cn)) * cg.n + std::abs(double(x.cz)) * cg.z +
                       std::abs(double(x.c0)) + x.width + x.extent;
         for (int j = 0; j < fp.kvars; ++j) span += std::abs(double(x.ck[j])) * fp.kext[j];
+        if (x.img_w > 0) {  // a conv tap's shift: at most its extreme rows and columns
+          double dr = std::abs(double(x.r0)), ds = std::abs(double(x.s0));
+          for (int j = 0; j < fp.kvars; ++j) {
+            dr += std::abs(double(x.rk[j])) * fp.kext[j];
+            ds += std::abs(double(x.sk[j])) * fp.kext[j];
+          }
+          span += dr * x.img_w + ds + double(x.img_h) * x.img_w;
+        }
         const double wspan = (x.axis >= 0 ? double(x.pc) * double(gext[x.axis]) : 0.0) + std::abs(double(x.p0)) + x.pw;
         if (span > double(int64_t(1) << 30) || wspan > double(int64_t(1) << 30))
           return status(errc::invalid_argument, "edge " + e.label + ": the access to " + cs.reads[size_t(e.links[size_t(l)].first)].tensor +
@@ -391,6 +418,7 @@ class Analyzer {
         // Per producer axis, the indices whose writes meet the reads in every dimension on that
         // axis: each dimension's set is contiguous (stride >= 1), so their intersection is [lo, hi).
         int lo_i[3] = {0, 0, 0}, hi_i[3] = {ext[0], ext[1], ext[2]};
+        std::vector<char> hit[3];  // conv dims: the producer indices a read pixel meets (empty: no such dim)
         bool none = false;
         for (int di = 0; di < fp.access[a].dims && !none; ++di) {
           const AffineDim& x = fp.access[a].dim[di];
@@ -407,6 +435,43 @@ class Analyzer {
             const int64_t w0c = std::max<int64_t>(w0, 0), w1c = std::min<int64_t>(w0 + x.pw, x.extent);
             return std::max(w0c, lo) < std::min(w1c, hi);
           };
+          if (x.img_w > 0) {
+            // A conv tap, pixel by pixel: pixel o (n, h, w) is read at (h + dr, w + ds) when that
+            // stays inside its image (independent of AffineFootprint's first/last formula).
+            int64_t dr = x.r0, ds = x.s0;
+            for (int j = 0; j < fp.kvars; ++j) {
+              dr += int64_t(x.rk[j]) * kv[j];
+              ds += int64_t(x.sk[j]) * kv[j];
+            }
+            const int64_t hw = int64_t(x.img_h) * x.img_w;
+            const int64_t o0 = lo, o1 = hi;
+            const int n_ext = x.axis < 0 ? 1 : ext[x.axis];
+            std::vector<char> mine(size_t(n_ext), 0);
+            bool any = false;
+            for (int64_t o = o0; o < o1; ++o) {
+              const int64_t h = (o % hw) / x.img_w + dr, w = o % x.img_w + ds;
+              if (h < 0 || h >= x.img_h || w < 0 || w >= x.img_w) continue;
+              const int64_t e = o + dr * x.img_w + ds;
+              lo = e;
+              hi = e + 1;
+              if (x.axis < 0) {
+                any |= meets(x.p0);
+                continue;
+              }
+              const int64_t i0 = std::max<int64_t>(0, (e - x.p0 - x.pw) / x.pc - 1);
+              for (int64_t i = i0; i < n_ext && int64_t(x.pc) * i + x.p0 <= e; ++i)
+                if (meets(int64_t(x.pc) * i + x.p0)) mine[size_t(i)] = 1, any = true;
+            }
+            if (!any) {
+              none = true;
+              break;
+            }
+            if (x.axis >= 0) {
+              if (hit[x.axis].empty()) hit[x.axis].assign(size_t(n_ext), 1);
+              for (int i = 0; i < n_ext; ++i) hit[x.axis][size_t(i)] &= mine[size_t(i)];
+            }
+            continue;
+          }
           if (x.axis < 0) {
             if (!meets(x.p0)) none = true;
             continue;
@@ -421,9 +486,11 @@ class Analyzer {
           hi_i[x.axis] = std::min(hi_i[x.axis], last + 1);
         }
         if (none) continue;
+        auto in = [&](int ax, int i) { return hit[ax].empty() || hit[ax][size_t(i)]; };
         for (int z = lo_i[2]; z < hi_i[2]; ++z)
           for (int m = lo_i[0]; m < hi_i[0]; ++m)
-            for (int n = lo_i[1]; n < hi_i[1]; ++n) emit(Tile{m, n, z});
+            for (int n = lo_i[1]; n < hi_i[1]; ++n)
+              if (in(0, m) && in(1, n) && in(2, z)) emit(Tile{m, n, z});
       }
     };
     return d;
@@ -437,6 +504,9 @@ class Analyzer {
     const int64_t ext = int64_t(fp.producer.m) + fp.producer.n + fp.producer.z;
     if (nc * nk > (int64_t(1) << 22) || nc * np > (int64_t(1) << 24)) return int64_t(1) << 40;  // do not even count
     int64_t cost = 2 * nc * np + nc * nk * (4 + ext * fp.accesses);
+    for (int a = 0; a < fp.accesses; ++a)  // a conv tap's relation visits each pixel of the read
+      for (int d = 0; d < fp.access[a].dims; ++d)
+        if (fp.access[a].dim[d].img_w > 0) cost += nc * nk * 4 * int64_t(fp.access[a].dim[d].width);
     for (int i = 0; i < int(nc); ++i)
       for (int k = 0; k < int(nk); ++k) cost += fp.rect(consumer.tile(i), k).count();
     return cost;
@@ -752,6 +822,28 @@ class Analyzer {
           f.width = r.width;
         } else {
           f.width = make_num(1, r.loc);
+        }
+      }
+      if (r.conv) {
+        const ConvRange& c = *r.conv;
+        if (write) return err_(c.loc, "'@conv' is for reads (a convolution's taps); a write is a plain range: start +: width");
+        for (auto& [v, co] : f.start.coef)
+          if (v != "m" && v != "n" && v != "z")
+            return err_(r.loc, "with '@conv' the range's start depends on the tile only, but it has k-loop variable '" + v +
+                                   "': put the tap's shift in DR and DS (@conv(H, W, r - 1, s - 1))");
+        for (const ExprPtr* e : {&c.h, &c.w}) {
+          BATON_TRY(scope_(**e, all_params_(), "an image extent of '@conv'"));
+          f.conv = true;
+        }
+        f.img_h = c.h;
+        f.img_w = c.w;
+        for (auto [e, out] : {std::pair{&c.dr, &f.dr}, std::pair{&c.ds, &f.ds}}) {
+          BATON_TRY(scope_(**e, names, "a tap shift of '@conv'"));
+          BATON_TRY(linearize_(**e, vars, *out));
+          for (auto& [v, co] : out->coef)
+            if (v == "m" || v == "n" || v == "z")
+              return err_((*e)->loc, "a tap shift of '@conv' depends on tile index '" + v +
+                                         "'; it may use k-loop variables and parameters only (the tap, e.g. r - 1)");
         }
       }
       if (write) {
@@ -1194,6 +1286,20 @@ class Analyzer {
             int64_t lo = int64_t(x.cm) * t.m + int64_t(x.cn) * t.n + int64_t(x.cz) * t.z + x.c0;
             for (int j = 0; j < fp.kvars; ++j) lo += int64_t(x.ck[j]) * kv[j];
             box[size_t(d)] = {std::max<int64_t>(lo, 0), std::min<int64_t>(lo + x.width, x.extent)};
+            if (x.img_w > 0 && box[size_t(d)].first < box[size_t(d)].second) {  // a conv tap: its pixels' span, shifted
+              int dr = x.r0, ds = x.s0;
+              for (int j = 0; j < fp.kvars; ++j) {
+                dr += x.rk[j] * kv[j];
+                ds += x.sk[j] * kv[j];
+              }
+              const int b0 = int(box[size_t(d)].first), b1 = int(box[size_t(d)].second);
+              const int first = detail::conv_valid(b0, b1, x.img_h, x.img_w, dr, ds, false);
+              const int last = first < 0 ? -1 : detail::conv_valid(b0, b1, x.img_h, x.img_w, dr, ds, true);
+              const int64_t shift = int64_t(dr) * x.img_w + ds;
+              box[size_t(d)] = first < 0 ? std::pair<int64_t, int64_t>{0, 0}
+                                         : std::pair<int64_t, int64_t>{std::max<int64_t>(first + shift, 0),
+                                                                       std::min<int64_t>(last + shift + 1, x.extent)};
+            }
             empty = box[size_t(d)].first >= box[size_t(d)].second;  // a read entirely in the padding
           }
           if (empty) continue;

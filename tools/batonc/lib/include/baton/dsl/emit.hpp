@@ -238,7 +238,17 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
         h += acc + ".dim[" + std::to_string(d) + "] = {.cm = " + detail::coef(rd.start, "m") + ", .cn = " + detail::coef(rd.start, "n") +
              ", .cz = " + detail::coef(rd.start, "z") + ", .ck = {" + ck + "}, .c0 = " + cxx(*rd.start.c0) + ", .width = " + cxx(*rd.width) +
              ",\n" + std::string(acc.size() + 12, ' ') + ".axis = " + std::to_string(axis) + ", .pc = " + pc + ", .p0 = " + cxx(*wd.start.c0) +
-             ", .pw = " + cxx(*wd.width) + ", .extent = " + cxx(*rd.extent) + "};\n";
+             ", .pw = " + cxx(*wd.width) + ", .extent = " + cxx(*rd.extent);
+        if (rd.conv) {  // the tap's image and shifts (fields omitted elsewhere: zero)
+          std::string rk, sk;
+          for (int j = 0; j < kMaxKVars; ++j) {
+            rk += (j ? ", " : "") + (size_t(j) < cs.kvars.size() ? detail::coef(rd.dr, cs.kvars[size_t(j)]) : std::string("0"));
+            sk += (j ? ", " : "") + (size_t(j) < cs.kvars.size() ? detail::coef(rd.ds, cs.kvars[size_t(j)]) : std::string("0"));
+          }
+          h += ",\n" + std::string(acc.size() + 12, ' ') + ".img_h = " + cxx(*rd.img_h) + ", .img_w = " + cxx(*rd.img_w) + ", .rk = {" + rk +
+               "}, .r0 = " + cxx(*rd.dr.c0) + ", .sk = {" + sk + "}, .s0 = " + cxx(*rd.ds.c0);
+        }
+        h += "};\n";
       }
     }
     h += "  return f;\n}\n";

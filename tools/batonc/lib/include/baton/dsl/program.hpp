@@ -94,10 +94,19 @@ struct TensorDecl {
 };
 
 // One dimension of an access: [start, start + width); `whole` covers the tensor's extent.
+// `start +: width @conv(H, W, DR, DS)` (reads): the dimension counts the pixels of images of H x W
+// (pixel n*H*W + h*W + w); each pixel of [start, start + width) is read at DR rows and DS columns
+// from it (a stride-1 convolution's tap), and one whose shifted row or column leaves its image
+// reads nothing (padding).
+struct ConvRange {
+  ExprPtr h, w, dr, ds;
+  Loc loc;  // at 'conv'
+};
 struct Range {
   ExprPtr start;
   ExprPtr width;  // null: 1
   bool whole = false;
+  std::shared_ptr<ConvRange> conv;  // null: a plain range
   Loc loc;
 };
 
@@ -485,6 +494,28 @@ class Parser {
       } else {
         BATON_TRY(expr_(r.start, 0));
         if (accept_("+:")) BATON_TRY(expr_(r.width, 0));
+        if (accept_("@")) {
+          auto c = std::make_shared<ConvRange>();
+          c->loc = peek_().loc;
+          if (!is_("conv")) return expected_("'conv(H, W, DR, DS)' after '@' in a range (a stride-1 convolution's tap: rows DR and columns DS away in images of H x W)");
+          ++pos_;
+          auto sep = [&](const char* t) {
+            return accept_(t) ? status{}
+                              : expected_(std::string("'") + t +
+                                          "': '@conv' takes four arguments, the images' H and W and the tap's row and column "
+                                          "shifts, e.g. @conv(H, W, r - 1, s - 1)");
+          };
+          BATON_TRY(sep("("));
+          BATON_TRY(expr_(c->h, 0));
+          BATON_TRY(sep(","));
+          BATON_TRY(expr_(c->w, 0));
+          BATON_TRY(sep(","));
+          BATON_TRY(expr_(c->dr, 0));
+          BATON_TRY(sep(","));
+          BATON_TRY(expr_(c->ds, 0));
+          BATON_TRY(sep(")"));
+          r.conv = std::move(c);
+        }
       }
       a.ranges.push_back(r);
     } while (accept_(","));
