@@ -340,10 +340,12 @@ class Analyzer {
         if (rd.conv) {
           BATON_TRY(eval_int_(prog, *rd.img_h, b, x.img_h));
           BATON_TRY(eval_int_(prog, *rd.img_w, b, x.img_w));
-          if (x.img_h < 1 || x.img_w < 1 || int64_t(x.img_h) * x.img_w > (int64_t(1) << 30))
+          // At most 2^28 pixels an image: the device's int arithmetic on pixel indices (below 2^30)
+          // steps up to two images past one.
+          if (x.img_h < 1 || x.img_w < 1 || int64_t(x.img_h) * x.img_w > (int64_t(1) << 28))
             return status(errc::invalid_argument, located(prog.file, prog.source, rd.img_h->loc,
                                                           "'@conv' images of " + std::to_string(x.img_h) + " x " + std::to_string(x.img_w) +
-                                                              " pixels (each extent must be >= 1, their product at most 2^30)"));
+                                                              " pixels (each extent must be >= 1, their product at most 2^28)"));
           for (size_t j = 0; j < cs.kvars.size(); ++j) {
             BATON_TRY(coef_(prog, rd.dr, cs.kvars[j], b, x.rk[j]));
             BATON_TRY(coef_(prog, rd.ds, cs.kvars[j], b, x.sk[j]));
