@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/ops/mlp_cost.hpp"
 #include "baton/split_k.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
@@ -52,10 +53,13 @@ struct MlpShape {
 
 struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
-  int split1 = 0, split2 = 0;  // split-K parts of GEMM1 / GEMM2; 0: choose_split_k
+  // Split-K parts of GEMM1 / GEMM2; 0: with policy none the cost model's (mlp_cost.hpp), with waits
+  // choose_split_k.
+  int split1 = 0, split2 = 0;
   int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
   // Tile width (computed columns) of GEMM1 / GEMM2: 96, 128, 192 or 256 (all but 128: policy none
-  // only; with split-K chosen over their own tiles); 0: mlp_tile_width.
+  // only); 0: with policy none the width (and split-K) with the least modeled time (mlp_cost.hpp),
+  // with waits 128.
   int tile_n1 = 0, tile_n2 = 0;
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
   // k-blocks of every GEMM2 tile-part), meant to keep the weight stream going across the kernel
@@ -98,8 +102,8 @@ inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? 
 // for GEMMs without edges.
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpNarrowTileN = 96, kMlpMidTileN = 192,
                      kMlpWideTileN = 256;
-// Every width the op has kernels for (mlp_tile_width chooses among them; MlpRunOptions::tune
-// times all of them).
+// Every width the op has kernels for (plan_mlp's cost model chooses among them;
+// MlpRunOptions::tune times all of them).
 inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpNarrowTileN, kMlpMidTileN, kMlpWideTileN};
 inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
@@ -108,35 +112,8 @@ inline constexpr bool mlp_tile_width_ok(int w) {
 // Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2).
 inline constexpr int kMlpSwapTileN = 32;
 
-// Tile width of one GEMM with `rows` rows of tiles and n computed columns, for a chain without
-// semaphores (policy none), on `sms` SMs.
-// - One row of tiles (m <= 128: decode): 96, with split-K chosen over its own tiles: with every
-//   pair of widths timed at every M of both presets, 128x96 for both GEMMs was the fastest at every
-//   M <= 128 (docs/mlp.md, "The op").
-// - More rows: the width w of {128, 96, 192, 256} with the least ceil(tiles_w / sms) x (w / 128) x
-//   speed_w, in units of one 128 x 128 tile's time. A wider tile does more MMAs per shared-memory
-//   fill: speed_256 = 0.9 is measured, speed_192 = 0.95 interpolated and speed_96 = 1.0 fitted to the
-//   widths the tuning picks (docs/mlp.md, "The op", with the CSVs). Most of the effect at
-//   M = 256..1024 is how the tiles fill their waves: cuBLASLt's heuristic picks 96..256-wide tiles
-//   that make ~1.0, 2.0 or 4.0 waves (docs/mlp.md, "What cuBLASLt runs"). Ties keep 128.
-// MlpRunOptions::tune times every pair of widths on the GPU at hand.
-inline int mlp_tile_width(int rows, int n, int split, int sms) {
-  if (rows < 1 || sms < 1) return kMlpTileN;
-  if (rows == 1) return kMlpNarrowTileN;
-  if (split > 1) return kMlpTileN;
-  int best = kMlpTileN;
-  double best_t = 0;
-  for (int w : kMlpTileWidths) {
-    const int64_t tiles = int64_t(rows) * ceil_div(n, w);
-    const double speed = w == kMlpMidTileN ? 0.95 : w == kMlpWideTileN ? 0.9 : 1.0;
-    const double t = double((tiles + sms - 1) / sms) * (double(w) / kMlpTileN) * speed;
-    if (w == kMlpTileN || t < best_t) {
-      best = w;
-      best_t = t;
-    }
-  }
-  return best;
-}
+static_assert(kMlpCostTileM == kMlpTileM && kMlpCostTileK == kMlpTileK,
+              "baton::ops::mlp: the cost model's tile constants must match the op's");
 
 // k-blocks per GEMM2 tile-part that `mb` megabytes of prefetch cover (0 for mb <= 0; at least 1
 // and at most the longest part otherwise): one k-block of every tile-part is n2 x split2 x tile_k
@@ -161,6 +138,7 @@ struct MlpPlan {
   bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (GeLU; gemm1 then counts F tiles x token tiles)
   bool pdl = true;              // GEMM2 PDL-launched (row / kblock chains always are)
   bool pairs1 = false, pairs2 = false;  // GEMM1 / GEMM2 as CTA pairs (MlpOptions::cta_pairs)
+  double expected_us = 0;       // the cost model's time for the chain (mlp_cost.hpp); 0: not modeled
   Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
   std::string reason;
   std::string log_line() const {
@@ -175,6 +153,7 @@ struct MlpPlan {
            ", tile order Grouped{" +
            std::to_string(group_m) + "}, GEMM2 " + (pdl ? "PDL-launched" : "after GEMM1") + ", L2 prefetch of W2 " +
            (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
+           (expected_us > 0 ? ", expected " + std::to_string(int(expected_us + 0.5)) + " us (cost model)" : std::string()) +
            ", because " + reason;
   }
 };
@@ -336,13 +315,39 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
   const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
   const bool may_widen = p.policy == mlp_policy::none;
-  // (a swapped GEMM keeps 128-row tiles of its own: no automatic widening for it)
-  p.tile_n1 = opt.tile_n1 > 0                      ? opt.tile_n1
-              : may_widen && opt.swap_gemm1 != 1 ? mlp_tile_width(rows, n1, auto_split1, sms)
-                                                  : kMlpTileN;
-  p.tile_n2 = opt.tile_n2 > 0                      ? opt.tile_n2
-              : may_widen && opt.swap_gemm2 != 1 ? mlp_tile_width(rows, s.hidden, auto_split2, sms)
-                                                  : kMlpTileN;
+  // Policy none: each GEMM's tile width and split-K, where the caller left them open, are the ones
+  // with the least modeled time (mlp_cost.hpp; GEMM1 also pays the serial gap when its CTAs make more
+  // than one wave, so GEMM2 is not PDL-launched). A swapped GEMM keeps 128-row tiles of its own.
+  const int group = opt.group_m > 0 ? opt.group_m : mlp_group_m(Grid{rows, 1, 1});
+  struct Choice {
+    int width = kMlpTileN, split = 1;
+    double us = -1;
+  };
+  const MlpCostModel model{};
+  auto choose = [&](int n, int k_tiles, int want_width, int want_split, bool first) {
+    Choice best;
+    for (int w : kMlpTileWidths) {
+      if (want_width > 0 && w != want_width) continue;
+      for (int sp = 1; sp <= 8; ++sp) {
+        // Split-K only over fewer tiles than SMs, in parts of >= 8 k-blocks (mlp_cost.hpp).
+        const int64_t tiles = int64_t(rows) * ceil_div(n, w);
+        if (want_split > 0 ? sp != want_split : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms)))) continue;
+        double us = mlp_gemm_cost_us(model, MlpGemmShape{s.m, n, first ? s.hidden : s.ffn, w, sp, group}, sms);
+        if (first) {
+          const int64_t ctas = tiles * sp;
+          const bool pdl = opt.pdl == 1 || (opt.pdl == -1 && ctas <= int64_t(sms));
+          if (!pdl) us += model.serial_gap_us;
+        }
+        if (best.us < 0 || us < best.us) best = Choice{w, sp, us};
+      }
+    }
+    return best;
+  };
+  const bool model1 = may_widen && opt.swap_gemm1 != 1, model2 = may_widen && opt.swap_gemm2 != 1;
+  const Choice c1 = model1 ? choose(n1, k1, opt.tile_n1, opt.split1, true) : Choice{};
+  const Choice c2 = model2 ? choose(s.hidden, k2, opt.tile_n2, opt.split2, false) : Choice{};
+  p.tile_n1 = model1 ? c1.width : opt.tile_n1 > 0 ? opt.tile_n1 : kMlpTileN;
+  p.tile_n2 = model2 ? c2.width : opt.tile_n2 > 0 ? opt.tile_n2 : kMlpTileN;
   if (opt.cta_pairs == 1 && p.policy != mlp_policy::none)
     return status(errc::not_supported, "baton::ops::mlp " + dims + ": CTA pairs need policy none (a waiting GEMM2 "
                                            "cannot multicast A before both CTAs' waits), got policy " + to_string(p.policy));
@@ -352,9 +357,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   auto cols = [](int n, int w, bool pairs) { return pairs ? ceil_div(ceil_div(n, w), 2) * 2 : ceil_div(n, w); };
   p.gemm1 = Grid{rows, cols(n1, p.tile_n1, p.pairs1), 1};
   p.gemm2 = Grid{rows, cols(s.hidden, p.tile_n2, p.pairs2), 1};
-  // A wider GEMM's split-K: the caller's, or choose_split_k over its own (fewer) tiles.
-  p.split1 = p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
-  p.split2 = p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+  // Split-K: the model's (with the width), else the caller's or choose_split_k over the GEMM's tiles.
+  p.split1 = model1 ? c1.split : p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
+  p.split2 = model2 ? c2.split : p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
   // The swapped GEMM2: hidden tiles x token tiles, its own split-K.
   if (opt.swap_gemm2 == 1 && (p.policy != mlp_policy::none || p.tile_n2 != kMlpTileN))
@@ -382,6 +387,9 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
           (opt.pdl == -1 && p.gemm1.size() * int64_t(p.split1) <= int64_t(sms));
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
+  if (p.policy == mlp_policy::none && !p.swap_gemm1 && !p.swap_gemm2 && !p.pairs1 && !p.pairs2 && p.l2_prefetch_kblocks == 0)
+    p.expected_us = mlp_chain_cost_us(model, MlpGemmShape{s.m, n1, s.hidden, p.tile_n1, p.split1, p.group_m},
+                                      MlpGemmShape{s.m, s.hidden, s.ffn, p.tile_n2, p.split2, p.group_m}, p.pdl, sms);
   return p;
 }
 

@@ -1,0 +1,100 @@
+// baton/ops/mlp_cost.hpp — what an MLP chain without waits is expected to cost on the GPU, so that
+// plan_mlp can choose tile widths and split-K without timing anything (host only, no CUDA).
+//
+//   baton::ops::MlpCostModel model;                                  // the H200 fit (docs/mlp.md)
+//   double us = baton::ops::mlp_gemm_cost_us(model, {.m = 129, .n = 14336, .k = 8192, .tile_n = 256,
+//                                                    .split = 1, .group_m = 2}, 132);
+//
+// The model follows how the op's GEMMs run: one CTA per (tile, split-K part), dispatched in the
+// stage's tile order (Grouped{group_m}) onto the SMs as they free up, each CTA walking its k-blocks.
+// - A CTA costs cta_us + kblocks * (max(mma, stream) + kblock_fixed_us), where mma is the tensor-core
+//   time of one k-block of its tile (128 rows x tile_n columns x 64; half of it when the tile's rows
+//   past m leave one MMA warp group idle, rows <= 64) and stream is the weight bytes of one k-block
+//   at one SM's share of the memory system (sm_bytes_per_us).
+// - The GEMM's time is the makespan of that list schedule on `sms` SMs (a wave quantizes, a ragged
+//   last band of few rows finishes early), plus split_reduce_us per 128 columns when split-K parts
+//   are summed, and at least the HBM time of what it must read once (weights once per group of row
+//   bands, activations, output) at hbm_bytes_per_us.
+// - Split-K is for GEMMs with fewer tiles than SMs (plan_mlp only weighs it there): the fit saw it
+//   only in that range and across several waves of tiles it only adds partial-tile traffic, which the
+//   once-per-GEMM reduction term does not charge.
+// - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
+//   instead of PDL-launched.
+// The constants are a least-squares fit (log error) to 3,576 chains the op's tuning timed on the
+// H200 over four models and 35 batch sizes (bench/results/h200/mlp-cost-fit.csv; docs/mlp.md,
+// "The cost model"): rms error 6.9%. Other GPUs get the same model with their SM count;
+// MlpRunOptions::tune measures instead.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+namespace baton::ops {
+
+struct MlpCostModel {
+  double kblock_mma_us = 0.4078;       // one 128 x 128 x 64 k-block on the tensor cores (both warp groups)
+  double kblock_fixed_us = 0.0269;     // per k-block, whatever its width
+  double cta_us = 2.631;               // per CTA: start, pipeline fill, epilogue
+  double sm_bytes_per_us = 57136.0;    // weight bytes one SM streams per microsecond
+  double hbm_bytes_per_us = 3.6942e6;  // the whole GPU's
+  double split_reduce_us = 8.95;       // summing a split GEMM's parts, per 128 columns of a tile
+  double launch_us = 1.81;             // per chain
+  double serial_gap_us = 6.50;         // GEMM2 launched after GEMM1 (not PDL)
+};
+
+// One GEMM as the op runs it without waits: D[m, n] = A[m, k] B[n, k]^T in 128 x tile_n tiles.
+struct MlpGemmShape {
+  int m = 0, n = 0, k = 0;
+  int tile_n = 128;
+  int split = 1;
+  int group_m = 1;
+};
+
+inline constexpr int kMlpCostTileM = 128, kMlpCostTileK = 64;
+
+// The GEMM's expected time in microseconds (see above); 0 for an empty or invalid shape.
+inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int sms) {
+  if (g.m < 1 || g.n < 1 || g.k < 1 || g.tile_n < 1 || g.split < 1 || sms < 1) return 0;
+  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int rows = int(cdiv(g.m, kMlpCostTileM)), cols = int(cdiv(g.n, g.tile_n));
+  const int kb = int(cdiv(g.k, kMlpCostTileK));
+  const int group = g.group_m < 1 ? 1 : (g.group_m > rows ? rows : g.group_m);
+  const double stream_us = double(g.tile_n) * kMlpCostTileK * 2 / c.sm_bytes_per_us;
+  auto kblock_us = [&](int halves) {
+    const double mma = c.kblock_mma_us * double(g.tile_n) / 128.0 * double(halves) / 2.0;
+    return (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
+  };
+  const double full_kb = kblock_us(2), half_kb = kblock_us(1);
+  // The list schedule: a min-heap of the times at which each SM frees up.
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+  for (int i = 0; i < sms; ++i) free_at.push(0.0);
+  double makespan = 0;
+  for (int r0 = 0; r0 < rows; r0 += group)
+    for (int col = 0; col < cols; ++col)
+      for (int r = r0; r < rows && r < r0 + group; ++r) {
+        const int left = g.m - r * kMlpCostTileM;
+        const double per_kb = left <= kMlpCostTileM / 2 ? half_kb : full_kb;
+        for (int part = 0; part < g.split; ++part) {
+          const int blocks = kb / g.split + (part < kb % g.split ? 1 : 0);
+          const double t = free_at.top() + c.cta_us + blocks * per_kb;
+          free_at.pop();
+          free_at.push(t);
+          if (t > makespan) makespan = t;
+        }
+      }
+  if (g.split > 1) makespan += c.split_reduce_us * double(g.tile_n) / 128.0;
+  const double weight_passes = double(cdiv(rows, group));
+  const double bytes = double(g.n) * g.k * 2 * weight_passes + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
+  const double hbm = bytes / c.hbm_bytes_per_us;
+  return makespan > hbm ? makespan : hbm;
+}
+
+// A chain of two such GEMMs: GEMM2 PDL-launched (pdl) or after GEMM1.
+inline double mlp_chain_cost_us(const MlpCostModel& c, const MlpGemmShape& gemm1, const MlpGemmShape& gemm2, bool pdl,
+                                int sms) {
+  return mlp_gemm_cost_us(c, gemm1, sms) + mlp_gemm_cost_us(c, gemm2, sms) + c.launch_us + (pdl ? 0.0 : c.serial_gap_us);
+}
+
+}  // namespace baton::ops
