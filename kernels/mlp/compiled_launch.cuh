@@ -6,8 +6,8 @@
 #include "baton/ops/mlp_compiled.cuh"
 
 namespace baton::ops::mlp_kernels {
-template <class Config, class StageT, bool GridDependencyWait, bool WeightsFirst>
+template <class Config, class StageT, sm90::GridWait Wait>
 result<StageLaunch> compiled_launch(const StageT& s, const sm90::GemmArguments<Config>& a) {
-  return sm90::Gemm<Config, StageT, GridDependencyWait, WeightsFirst>::make_launch(s, a);
+  return sm90::Gemm<Config, StageT, Wait>::make_launch(s, a);
 }
 }  // namespace baton::ops::mlp_kernels

@@ -6,7 +6,7 @@
 //
 // The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 22 kernels in the
 // including translation unit (~1 min and ~3 GB of compiler memory each). Here they are only
-// declared: compiled_launch<Config, Stage, GridDependencyWait, WeightsFirst> has no definition in
+// declared: compiled_launch<Config, Stage, GridWait> has no definition in
 // any header a user includes, and the library defines one explicit instantiation per translation
 // unit, from the table in kernels/mlp/kernels.cmake. A combination missing from the table is a
 // link error naming it.
@@ -17,24 +17,24 @@
 namespace baton::ops {
 namespace mlp_kernels {
 
-// The StageLaunch of sm90::Gemm<Config, StageT, GridDependencyWait, WeightsFirst>; defined in
-// baton::mlp_kernels only (kernels/mlp/compiled_launch.cuh).
-template <class Config, class StageT, bool GridDependencyWait, bool WeightsFirst>
+// The StageLaunch of sm90::Gemm<Config, StageT, Wait>; defined in baton::mlp_kernels only
+// (kernels/mlp/compiled_launch.cuh).
+template <class Config, class StageT, sm90::GridWait Wait>
 result<StageLaunch> compiled_launch(const StageT& s, const sm90::GemmArguments<Config>& a);
 
 // The kernel set of CompiledMlp<A>: every member of MlpKernelSet, forwarding to the library.
 template <activation A>
 struct Compiled {
-  template <class Config, class S, bool G = false, bool W = false>
+  template <class Config, class S, sm90::GridWait Wait = sm90::grid_wait::none>
   static result<StageLaunch> launch(const S& s, const sm90::GemmArguments<Config>& a) {
-    return compiled_launch<Config, S, G, W>(s, a);
+    return compiled_launch<Config, S, Wait>(s, a);
   }
   template <class S>
   static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) { return launch<UpConfig<A>>(s, a); }
   template <class S>
   static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) { return launch<DownConfig>(s, a); }
   static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
-    return launch<DownConfig, PlainStage, true, true>(s, a);
+    return launch<DownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
   }
   static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
     return launch<WideUpConfig<A>>(s, a);
@@ -43,7 +43,7 @@ struct Compiled {
     return launch<WideDownConfig>(s, a);
   }
   static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
-    return launch<WideDownConfig, PlainStage, true, true>(s, a);
+    return launch<WideDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
   }
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
     return launch<MidUpConfig<A>>(s, a);
@@ -52,7 +52,7 @@ struct Compiled {
     return launch<MidDownConfig>(s, a);
   }
   static result<StageLaunch> down_mid_after_grid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
-    return launch<MidDownConfig, PlainStage, true, true>(s, a);
+    return launch<MidDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
   }
   static result<StageLaunch> up_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowUpConfig<A>>& a) {
     return launch<NarrowUpConfig<A>>(s, a);
@@ -61,7 +61,7 @@ struct Compiled {
     return launch<NarrowDownConfig>(s, a);
   }
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
-    return launch<NarrowDownConfig, PlainStage, true, true>(s, a);
+    return launch<NarrowDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
   }
   static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {
     return launch<PairUpConfig<A>>(s, a);
@@ -70,7 +70,7 @@ struct Compiled {
     return launch<PairDownConfig>(s, a);
   }
   static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
-    return launch<PairDownConfig, PlainStage, true, true>(s, a);
+    return launch<PairDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
   }
   static result<StageLaunch> up_swapped(const PlainStage& s, const sm90::GemmArguments<SwapGeluConfig>& a) {
     return launch<SwapGeluConfig>(s, a);
@@ -80,7 +80,7 @@ struct Compiled {
   }
   // PDL-launched: griddepcontrol.wait before any load (the swapped GEMM2's B is Y).
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
-    return launch<SwapDownConfig, PlainStage, true, false>(s, a);
+    return launch<SwapDownConfig, PlainStage, sm90::grid_wait::before_loads>(s, a);
   }
 };
 static_assert(MlpKernelSet<Compiled<activation::gelu>, activation::gelu> &&
