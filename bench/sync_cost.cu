@@ -24,6 +24,9 @@
 #include "baton/baton.cuh"
 #include "baton/trace.hpp"
 #include "bench_util.hpp"
+#include "common/device_memory.cuh"
+#include "common/graph.cuh"
+#include "common/timing.cuh"
 
 using namespace baton;
 
@@ -134,37 +137,10 @@ struct Setup {
 // Times `record` (which enqueues one chain iteration) captured R times in a graph.
 template <class F>
 bool time_graph(cudaStream_t stream, int iters, int reps, F&& record, std::vector<double>& per_iter_us) {
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < iters; ++i) {
-    status s = record();
-    if (!s.ok()) {
-      cudaGraph_t dummy;
-      (void)cudaStreamEndCapture(stream, &dummy);
-      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
-      return false;
-    }
-  }
-  CUDA_CHECK(cudaStreamEndCapture(stream, &g));
-  CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CUDA_CHECK(cudaEventCreate(&e0));
-  CUDA_CHECK(cudaEventCreate(&e1));
-  for (int w = 0; w < 3; ++w) CUDA_CHECK(cudaGraphLaunch(ge, stream));
-  for (int r = 0; r < reps; ++r) {
-    CUDA_CHECK(cudaEventRecord(e0, stream));
-    CUDA_CHECK(cudaGraphLaunch(ge, stream));
-    CUDA_CHECK(cudaEventRecord(e1, stream));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    per_iter_us.push_back(1000.0 * ms / iters);
-  }
-  (void)cudaEventDestroy(e0);
-  (void)cudaEventDestroy(e1);
-  (void)cudaGraphExecDestroy(ge);
-  (void)cudaGraphDestroy(g);
+  auto g = bench::capture_iterations(stream, iters, record);
+  CHECK(g.error());
+  const bench::graph_exec& ge = g.value();
+  CHECK(bench::time_repetitions(stream, 3, reps, iters, [&] { return ge.launch(stream); }, per_iter_us));
   return true;
 }
 
@@ -177,11 +153,16 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
   for (int i = 0; i + 1 < N; ++i) su.ed.push_back(su.chain.add_edge(su.st[size_t(i)], su.st[size_t(i) + 1], P{g, {}}, deps::one_to_one(g)));
   CHECK(su.chain.validate());
 
-  void* ws = nullptr;
-  CUDA_CHECK(cudaMalloc(&ws, su.chain.workspace_bytes()));
+  bench::device_buffer ws_mem;
+  CHECK(bench::device_alloc(ws_mem, su.chain.workspace_bytes(), stream, "workspace"));
+  void* const ws = ws_mem.data();
   CHECK(initialize_workspace(su.chain, ws, su.chain.workspace_bytes(), stream));
-  std::vector<float*> buf(size_t(N) + 1);
-  for (auto& b : buf) CUDA_CHECK(cudaMalloc(&b, elems * sizeof(float)));
+  std::vector<bench::device_buffer> buf_mem(size_t(N) + 1);
+  std::vector<float*> buf;
+  for (auto& b : buf_mem) {
+    CHECK(bench::device_alloc(b, elems * sizeof(float), stream, "stage buffer"));
+    buf.push_back(bench::device_ptr<float>(b));
+  }
   std::vector<float> src(elems);
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -190,9 +171,13 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
 
   // baton launches (traced into per-stage TileEvent buffers when this is the traced shape)
   const bool traced = T == args.trace_tiles;
+  std::vector<bench::device_buffer> trace_mem(static_cast<size_t>(N));
   std::vector<TileEvent*> trace_buf(size_t(N), nullptr);
   if (traced)
-    for (auto& b : trace_buf) CUDA_CHECK(cudaMalloc(&b, size_t(T) * sizeof(TileEvent)));
+    for (int i = 0; i < N; ++i) {
+      CHECK(bench::device_alloc(trace_mem[size_t(i)], size_t(T) * sizeof(TileEvent), stream, "trace"));
+      trace_buf[size_t(i)] = bench::device_ptr<TileEvent>(trace_mem[size_t(i)]);
+    }
   auto opt = [&](int i) {
     BindOptions o;
     o.trace = trace_buf[size_t(i)];
@@ -287,10 +272,7 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
       CUDA_CHECK(cudaMemcpy(ev[size_t(i)].data(), trace_buf[size_t(i)], size_t(T) * sizeof(TileEvent), cudaMemcpyDeviceToHost));
     CHECK(write_chrome_trace(args.out_dir + "/timeline-sync-cost.json", su.chain, ev));
     std::printf("wrote %s/timeline-sync-cost.json (%d stages x %d tiles)\n", args.out_dir.c_str(), N, T);
-    for (auto b : trace_buf) (void)cudaFree(b);
   }
-  for (auto b : buf) (void)cudaFree(b);
-  (void)cudaFree(ws);
   return true;
 }
 
