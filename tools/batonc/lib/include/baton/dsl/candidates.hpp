@@ -2,10 +2,11 @@
 // each is sound, what each costs, and the choice among them.
 //
 // Owns with_policy() (a candidate's policy over any footprint), its names (candidate_name,
-// describe_policy), make_candidates() (the hand-chosen sync's policy, or every candidate kind of
-// policy_kinds.hpp over the footprint the edge lowers to), prove_candidates() (check_soundness of
-// each against the maps' exact relation, and the declared one, at every binding; its start tiles,
-// waits and over-synchronization at the defaults) and choose_policy(), which runs them and picks.
+// describe_policy, detail::footprint_type), make_candidates() (the hand-chosen sync's policy, or
+// every candidate kind of policy_kinds.hpp over the footprint the edge lowers to),
+// prove_candidates() (check_soundness of each against the maps' exact relation, and the declared
+// one, at every binding; its start tiles, waits and over-synchronization at the defaults) and
+// choose_policy(), which runs them and picks.
 // Rules: a candidate is proven with the footprint it is emitted with; the choice is sound, then
 // the earliest start (fewest producer tiles before a consumer's first k-block), then the fewest
 // waits, then the least over-synchronization, the first listed on a tie; every proof is charged to
@@ -67,6 +68,17 @@ inline std::string candidate_name(const Candidate& c) {
   const PolicyKind* k = find_policy_kind(c.kind);
   return (k != nullptr ? std::string(k->shown) : c.kind) + fp;
 }
+
+namespace detail {
+// The C++ type of candidate c's footprint, as generated headers and --explain spell it.
+inline std::string footprint_type(const Candidate& c) {
+  if (c.footprint == "gemm_a") return "::baton::footprint::GemmA";
+  if (c.footprint == "identity") return "::baton::footprint::Identity";
+  if (c.footprint == "transpose") return "::baton::footprint::Transpose";
+  if (c.footprint == "all_of_batch") return "::baton::footprint::AllOfBatch";
+  return "::baton::dsl::AffineFootprint";
+}
+}  // namespace detail
 
 // Mean number of producer tiles a consumer tile's first k-block waits for.
 template <class P>
