@@ -109,6 +109,21 @@ class result {
     if (!baton_try_s_.ok()) return baton_try_s_; \
   } while (0)
 
+// Unwrap a result<T> into a declaration, or propagate its error to the caller (whose return type is
+// constructible from status: status or any result<U>):
+//   BATON_TRY_ASSIGN(auto buf, device_buffer::create(bytes, s));
+//   BATON_TRY_ASSIGN(plan, plan_mlp(shape, sms));            // assigns an existing variable
+// One per line (the temporary's name carries __LINE__); in a coroutine use BATON_CO_TRY_ASSIGN.
+#define BATON_TRY_ASSIGN(decl, expr) BATON_TRY_ASSIGN_IMPL_(BATON_TRY_CAT_(baton_try_r_, __LINE__), decl, expr, return)
+#define BATON_CO_TRY_ASSIGN(decl, expr) \
+  BATON_TRY_ASSIGN_IMPL_(BATON_TRY_CAT_(baton_try_r_, __LINE__), decl, expr, co_return)
+#define BATON_TRY_CAT_(a, b) BATON_TRY_CAT2_(a, b)
+#define BATON_TRY_CAT2_(a, b) a##b
+#define BATON_TRY_ASSIGN_IMPL_(tmp, decl, expr, ret) \
+  auto tmp = (expr);                                 \
+  if (!tmp.ok()) ret tmp.error();                    \
+  decl = std::move(tmp).value()
+
 // The same inside a coroutine returning task<status>.
 #define BATON_CO_TRY(expr)                         \
   do {                                             \

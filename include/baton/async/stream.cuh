@@ -90,7 +90,9 @@ class stream {
   }
   [[nodiscard]] stream_ref ref() const noexcept { return s_; }
   [[nodiscard]] cudaStream_t get() const noexcept { return s_; }
-  operator stream_ref() const noexcept { return s_; }  // NOLINT
+  // Usable wherever a stream_ref or a raw cudaStream_t is (CUDA calls included), like its handle.
+  operator stream_ref() const noexcept { return s_; }    // NOLINT
+  operator cudaStream_t() const noexcept { return s_; }  // NOLINT
   [[nodiscard]] result<int> priority() const {
     int p = 0;
     BATON_TRY(cuda_check(cudaStreamGetPriority(s_, &p), "cudaStreamGetPriority"));
@@ -126,6 +128,7 @@ class event {
     return result<event>(std::move(e));
   }
   [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
+  operator cudaEvent_t() const noexcept { return e_; }  // NOLINT: usable wherever the raw event is
   [[nodiscard]] status record(stream_ref s) const { return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord"); }
   // Non-blocking completion check.
   [[nodiscard]] result<bool> ready() const {
@@ -163,6 +166,7 @@ class pooled_event {
   }
   ~pooled_event() { release(); }
   [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
+  operator cudaEvent_t() const noexcept { return e_; }  // NOLINT: usable wherever the raw event is
   [[nodiscard]] status record(stream_ref s) const { return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord"); }
   [[nodiscard]] explicit operator bool() const noexcept { return e_ != nullptr; }
 
