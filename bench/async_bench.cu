@@ -32,6 +32,7 @@
 // Pipeline timings are wall-clock (the host does staging copies), median of --reps.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -56,6 +57,8 @@
 #include "baton/async/pipeline.cuh"
 #include "baton/async/stream.cuh"
 #include "bench_util.hpp"
+#include "common/device_memory.cuh"
+#include "common/timing.cuh"
 
 using namespace baton;
 using namespace baton::async;
@@ -110,6 +113,16 @@ double now_us() {
       std::exit(1);                                                          \
     }                                                                        \
   } while (0)
+
+// The value of `r`; on an error, the error on stderr and exit status 1 (as TRY).
+template <class T>
+T take(result<T> r, const char* what) {
+  if (!r.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", what, r.error().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
 
 status launch_transform(const void* in, void* out, size_t bytes, stream_ref s, int iters) {
   size_t n = bytes / 4;
@@ -189,35 +202,29 @@ int main(int argc, char** argv) {
   std::vector<bench::Row> rows;
 
   // ---- buffers ----
-  float *hsrc = nullptr, *hdst = nullptr, *dA = nullptr, *dB = nullptr;
-  TRY(cuda_check(cudaHostAlloc(&hsrc, bytes, cudaHostAllocDefault), "cudaHostAlloc src"));
-  TRY(cuda_check(cudaHostAlloc(&hdst, bytes, cudaHostAllocDefault), "cudaHostAlloc dst"));
+  // Declared before the device buffers, whose destructors enqueue their frees on s1.
+  stream s1 = take(stream::create(), "stream::create"), s2 = take(stream::create(), "stream::create"),
+         s3 = take(stream::create(), "stream::create");
+  // Pinned source and destination: two slabs of one pool (the pool outlives its leases).
+  pinned_pool pinned(bytes, 2);
+  const pinned_buffer hsrc_mem = take(pinned.acquire(bytes), "pinned source");
+  const pinned_buffer hdst_mem = take(pinned.acquire(bytes), "pinned destination");
+  float* const hsrc = hsrc_mem.as<float>().data;
+  float* const hdst = hdst_mem.as<float>().data;
   std::vector<float> psrc(n), pdst(n);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (size_t i = 0; i < n; ++i) hsrc[i] = psrc[i] = dist(rng);
-  TRY(cuda_check(cudaMalloc(&dA, bytes), "cudaMalloc"));
-  TRY(cuda_check(cudaMalloc(&dB, bytes), "cudaMalloc"));
-  auto s1r = stream::create(), s2r = stream::create(), s3r = stream::create();
-  TRY(s1r.error());
-  TRY(s2r.error());
-  TRY(s3r.error());
-  stream s1 = std::move(s1r.value()), s2 = std::move(s2r.value()), s3 = std::move(s3r.value());
-  cudaEvent_t e0, e1, e2, e3;
-  for (auto* e : {&e0, &e1, &e2, &e3}) TRY(cuda_check(cudaEventCreate(e), "cudaEventCreate"));
+  const device_buffer dA_mem = take(bench::device_alloc(bytes, s1, "A"), "device memory");
+  const device_buffer dB_mem = take(bench::device_alloc(bytes, s1, "B"), "device memory");
+  float* const dA = bench::device_ptr<float>(dA_mem);
+  float* const dB = bench::device_ptr<float>(dB_mem);
+  // Allocated in s1's order but used on every stream and by synchronous copies: s1 drains first.
+  TRY(s1.ref().synchronize());
+  // GPU time of body() on s1 (one warm-up call, then `reps` calls between two events).
   auto time_events = [&](auto&& body, int reps) {
     std::vector<double> us;
-    body();  // warm-up
-    TRY(s1.ref().synchronize());
-    for (int r = 0; r < reps; ++r) {
-      TRY(cuda_check(cudaEventRecord(e0, s1.get()), "rec"));
-      body();
-      TRY(cuda_check(cudaEventRecord(e1, s1.get()), "rec"));
-      TRY(cuda_check(cudaEventSynchronize(e1), "sync"));
-      float ms = 0;
-      TRY(cuda_check(cudaEventElapsedTime(&ms, e0, e1), "elapsed"));
-      us.push_back(ms * 1000.0);
-    }
+    TRY(bench::time_repetitions(s1, /*warmup=*/1, reps, /*iters=*/1, body, us));
     return us;
   };
   auto time_wall = [&](auto&& body, int reps) {
@@ -239,15 +246,16 @@ int main(int argc, char** argv) {
   // ---- copy ----
   phase("copies");
   const double copy_floor = double(bytes) / 55.3e9 * 1e6;
-  auto h2d = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D")); }, a.reps);
-  auto d2h = time_events([&] { TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H")); }, a.reps);
-  auto both = time_events([&] {
-    TRY(cuda_check(cudaEventRecord(e2, s1.get()), "rec"));
-    TRY(s2.ref().wait(e2));
-    TRY(cuda_check(cudaMemcpyAsync(dB, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"));
-    TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s2.get()), "D2H"));
-    TRY(cuda_check(cudaEventRecord(e3, s2.get()), "rec"));
-    TRY(s1.ref().wait(e3));
+  auto h2d = time_events([&] { return cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"); }, a.reps);
+  auto d2h = time_events([&] { return cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H"); }, a.reps);
+  event_pool order_events;
+  // Both directions at once: s2 joins s1 (after its start event), each stream copies one way, and
+  // s1 joins s2 again so that s1's stop event follows both copies.
+  auto both = time_events([&]() -> status {
+    BATON_TRY(gpu_order(order_events, s1, s2));
+    BATON_TRY(cuda_check(cudaMemcpyAsync(dB, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"));
+    BATON_TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s2.get()), "D2H"));
+    return gpu_order(order_events, s2, s1);
   }, a.reps);
   auto pageable = time_wall([&] { TRY(cuda_check(cudaMemcpy(dA, psrc.data(), bytes, cudaMemcpyHostToDevice), "pageable H2D")); }, std::max(3, a.reps / 5));
   {
@@ -266,7 +274,7 @@ int main(int argc, char** argv) {
 
   // ---- stage totals for the pipeline floor ----
   phase("stage totals");
-  auto comp = time_events([&] { TRY(launch_transform(dA, dB, bytes, s1.ref(), iters)); }, std::max(5, a.reps / 3));
+  auto comp = time_events([&] { return launch_transform(dA, dB, bytes, s1.ref(), iters); }, std::max(5, a.reps / 3));
   const double h2d_us = bench::stats(h2d).median, d2h_us = bench::stats(d2h).median, comp_us = bench::stats(comp).median;
   const double pipe_floor = std::max({h2d_us, d2h_us, comp_us});
   std::printf("stage totals: H2D %.0f us, compute %.0f us, D2H %.0f us -> floor %.0f us\n", h2d_us, comp_us, d2h_us, pipe_floor);
@@ -381,9 +389,15 @@ int main(int argc, char** argv) {
   // ---- await latency ----
   phase("await latency");
   {
-    int* flag = nullptr;
-    TRY(cuda_check(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc mapped"));
+    // The flag the kernel sets: pinned memory, which the GPU reaches at its host address (unified
+    // addressing), so the kernel writes it directly and a host thread sees the write.
+    pinned_pool flag_pool(sizeof(int), 1);
+    const pinned_buffer flag_mem = take(flag_pool.acquire(sizeof(int)), "pinned flag");
+    int* const flag = flag_mem.as<int>().data;
     *flag = 0;
+    // The baseline's event keeps cudaEventCreate's flags (timing enabled), as in earlier runs'
+    // cudaEventSynchronize rows, so those rows stay comparable.
+    const event sync_event = take(event::create(/*timing=*/true), "event::create");
     const int reps = a.quick ? 50 : 400;
     std::atomic<bool> stop{false};
     std::atomic<int> want{0};
@@ -393,7 +407,8 @@ int main(int argc, char** argv) {
     };
     // The monitor disarms (want: w -> 0) before it publishes the time: the waiter arms the next
     // round only after it saw the time, so the monitor's last write of a round is always seen_ns.
-    // (Run 20 hung here: disarming after publishing could overwrite the next round's arm.)
+    // Disarming after publishing could overwrite the next round's arm, and the waiter would then
+    // wait for a time that is never published.
     std::thread monitor([&] {
       while (!stop.load(std::memory_order_relaxed)) {
         int w = want.load(std::memory_order_acquire);
@@ -423,8 +438,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i <= reps; ++i) {
       arm(i);
       sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, i, kernel_ns);
-      TRY(cuda_check(cudaEventRecord(e0, s1.get()), "rec"));
-      TRY(cuda_check(cudaEventSynchronize(e0), "sync"));
+      TRY(sync_event.record(s1));
+      TRY(sync_event.synchronize());
       long long t = ns_now();
       base.push_back(double(t - flag_time()) / 1e3);
     }
@@ -503,20 +518,16 @@ int main(int argc, char** argv) {
       add("baton-await-callback-spin", cb_spin, false);
       add("cudaLaunchHostFunc", raw_cb, false);
     }
-    (void)cudaFreeHost(flag);
   }
 
   // ---- tasks in flight ----
   phase("tasks in flight");
   {
     std::vector<stream> ss16;
-    for (int i = 0; i < 16; ++i) {
-      auto st = stream::create();
-      TRY(st.error());
-      ss16.push_back(std::move(st.value()));
-    }
-    int* counters = nullptr;
-    TRY(cuda_check(cudaMalloc(&counters, 1000 * sizeof(int)), "cudaMalloc"));
+    for (int i = 0; i < 16; ++i) ss16.push_back(take(stream::create(), "stream::create"));
+    const device_buffer counters_mem = take(bench::device_alloc(1000 * sizeof(int), s1, "counters"), "device memory");
+    int* const counters = bench::device_ptr<int>(counters_mem);
+    TRY(s1.ref().synchronize());  // allocated in s1's order, used on the 16 streams
     double rate10 = 0;
     for (int tasks : {10, 100, 1000}) {
       thread_pool pool(4);
@@ -549,7 +560,6 @@ int main(int argc, char** argv) {
       row.extra = {{"completions_per_s", bench::fmt(rate)}, {"rate_vs_tasks10", bench::fmt(rate10 > 0 ? rate / rate10 : 0)}};
       rows.push_back(row);
     }
-    (void)cudaFree(counters);
   }
 
   // ---- idle reactor CPU ----
@@ -566,9 +576,5 @@ int main(int argc, char** argv) {
   }
 
   const bool ok = bench::publish(rows, env, a.out_dir, "async");
-  (void)cudaFreeHost(hsrc);
-  (void)cudaFreeHost(hdst);
-  (void)cudaFree(dA);
-  (void)cudaFree(dB);
   return ok ? 0 : 1;
 }

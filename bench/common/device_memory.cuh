@@ -1,9 +1,11 @@
 // bench/common/device_memory.cuh — device memory for a bench: baton::async::device_buffer (owning,
 // stream-ordered) with the bench's error context (what the buffer is for, how large).
 //
-// Every buffer is allocated on the bench's one stream and used on it, so the stream order that
-// cudaMallocAsync / cudaFreeAsync impose is the order the bench runs in anyway. That stream must
-// outlive the buffers (their destructors enqueue the free on it).
+// A buffer lives in the order of the stream it was allocated on: used on that stream, the order
+// cudaMallocAsync / cudaFreeAsync impose is the order the bench runs in anyway; used on other
+// streams or by synchronous copies, it is ready once that stream has been synchronized (or the
+// other stream ordered after it). That stream must outlive the buffers (their destructors enqueue
+// the free on it).
 #pragma once
 
 #include <cuda_runtime.h>
