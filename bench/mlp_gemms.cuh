@@ -40,7 +40,7 @@ using Args2 = baton::sm90::GemmArguments<Config2>;
 // footprint::GemmA, so both are KBlockPolicy / RowPolicy<footprint::GemmA> and share the kernels
 // below; the baton-*-gen variants differ in where the policy's values come from (the generated
 // header vs sm90::gemm_a_footprint). Run 28-29 measured the generic dsl::AffineFootprint instead:
-// 1.2-1.9x slower with per-k-block waits (bench/results/h200/history/run29-affine-footprint).
+// 1.2-1.9x slower with per-k-block waits (bench/results/h200/history/SUMMARY.md, run29-affine-footprint).
 using KBlock = baton::ops::mlp_kernels::KBlock;  // per-k-block waits
 using Row = baton::ops::mlp_kernels::Row;        // one wait per row of producer tiles
 using HandKBlock = baton::ops::mlp_kernels::HandKBlock;
