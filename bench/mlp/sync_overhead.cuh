@@ -22,16 +22,6 @@ namespace baton_bench::mlp {
 
 using namespace baton;
 
-// One stage launched alone, without PDL (after everything before it on `s`).
-[[nodiscard]] inline status launch_alone(const StageLaunch& l, cudaStream_t s) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = l.grid;
-  cfg.blockDim = l.block;
-  cfg.dynamicSmemBytes = l.smem;
-  cfg.stream = s;
-  return cuda_status(l.launch(cfg), "launching a stage alone");
-}
-
 // The wait path's pure cost (BENCHMARKS.md, "Sync overhead"): GEMM2 alone, in a graph of
 // --iters-per-graph launches, with every semaphore it waits on already posted, against the same
 // GEMM2 (same tiles, split-K, order) without waits. GEMM1 of the policy's chain runs first once for
@@ -59,21 +49,21 @@ using namespace baton;
       {"gemm2-row-posted", "row", &row.launches[0], &row.launches[1], [&] { return row.errors(c.stream); }},
   };
   // GEMM1 first: Y for every case, and every epoch the waiting GEMM2s will wait on, posted.
-  BATON_TRY(launch_alone(plain.serial[0], c.stream));
+  BATON_TRY(launch_stage(plain.serial[0], c.stream));
   for (const Case& k : cases)
     if (k.gemm1)
-      for (int e = 0; e < epochs; ++e) BATON_TRY(launch_alone(*k.gemm1, c.stream));
+      for (int e = 0; e < epochs; ++e) BATON_TRY(launch_stage(*k.gemm1, c.stream));
   constexpr int kCases = int(std::size(cases));
   Check chk[kCases];
   bench::graph_exec graphs[kCases];
   for (int i = 0; i < kCases; ++i) {
     const Case& k = cases[i];
     BATON_CUDA_TRY(cudaMemsetAsync(p.z, 0xFF, size_t(p.m) * p.h * sizeof(bf16), c.stream));
-    BATON_TRY(launch_alone(*k.gemm2, c.stream));
+    BATON_TRY(launch_stage(*k.gemm2, c.stream));
     BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
     BATON_TRY(k.errors().with_context(k.name));
     BATON_TRY(check_z(c, p, sample, ref, chk[i]));
-    auto g = bench::capture_iterations(c.stream, c.args.iters, [&] { return launch_alone(*k.gemm2, c.stream); });
+    auto g = bench::capture_iterations(c.stream, c.args.iters, [&] { return launch_stage(*k.gemm2, c.stream); });
     if (!g.ok()) return g.error();
     graphs[i] = std::move(g.value());
   }

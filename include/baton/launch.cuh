@@ -154,6 +154,24 @@ enum class launch_schedule {
   return {};
 }
 
+// Launches one stage by itself on `stream`, without PDL, so it starts after everything before it
+// on the stream (as stage 0 of launch_chain does). For tests and measurements of one stage in
+// isolation; a chain is launched with launch_chain, which also checks the launches against it.
+// The stage keeps its chain's protocol: its CTAs take tickets and wait and post as bound, and
+// each launch is one epoch of the stage when it has the stage's tiles x ctas_per_tile CTAs (not
+// checked here). So launch a producer's epoch e before any consumer epoch e that waits on it: a
+// consumer launched first on the same stream waits for a producer that cannot start, and its
+// waits never return (until the bind's watchdog, where enabled, reports them).
+[[nodiscard]] inline status launch_stage(const StageLaunch& l, cudaStream_t stream) {
+  if (!l.launch) return status(errc::invalid_argument, "launch_stage: empty launch");
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = l.grid;
+  cfg.blockDim = l.block;
+  cfg.dynamicSmemBytes = l.smem;
+  cfg.stream = stream;
+  return cuda_status(l.launch(cfg), "launching a stage alone");
+}
+
 // ---- wait-kernel fallback ----------------------------------------------------------------------
 
 // Spins until every CTA of the producer stage has taken its ticket for the consumer's epoch.

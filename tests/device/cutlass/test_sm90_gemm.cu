@@ -110,15 +110,6 @@ class Sm90Gemm : public bt::DeviceTest {
   void poison(bf16* p, size_t n) {  // 0xFFFF is a bf16 NaN
     ASSERT_EQ(cudaSuccess, cudaMemsetAsync(p, 0xFF, n * sizeof(bf16), stream));
   }
-  // One stage launched on its own (no PDL), outside launch_chain.
-  status launch_alone(const StageLaunch& l) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = l.grid;
-    cfg.blockDim = l.block;
-    cfg.dynamicSmemBytes = l.smem;
-    cfg.stream = stream;
-    return cuda_status(l.launch(cfg), "launching one stage");
-  }
   void* workspace(Chain& chain, bt::dev_ptr<unsigned char>& holder) {
     holder = bt::dev_alloc<unsigned char>(chain.workspace_bytes());
     EXPECT_TRUE(initialize_workspace(chain, holder.get(), chain.workspace_bytes(), stream, 0).ok());
@@ -170,7 +161,7 @@ TEST_P(Sm90SingleGemm, MatchesReferenceAndPostsEveryTile) {
     args.fusion.alpha = alphas[launch];
     auto l = bt::gemm::producer_launch(st.value(), args);
     ASSERT_TRUE(l.ok()) << l.error().to_string();
-    BT_ASSERT_OK(launch_alone(l.value()));
+    BT_ASSERT_OK(launch_stage(l.value(), stream));
     auto got = download(dd.get(), size_t(s.m) * s.n);
     BT_CUDA(cudaGetLastError());
     if (launch == 0) {
@@ -669,7 +660,7 @@ TEST_F(Sm90GemmChains, WatchdogDrainsConsumerWithoutProducer) {
   auto dz = bt::dev_alloc<bf16>(size_t(s.m) * s.n2);
   auto l2 = bt::gemm::consumer_launch(sb.value(), Args{s.m, s.n2, s.n1, dy.get(), dw2.get(), dz.get()});
   ASSERT_TRUE(l2.ok()) << l2.error().to_string();
-  BT_ASSERT_OK(launch_alone(l2.value()));
+  BT_ASSERT_OK(launch_stage(l2.value(), stream));
   status st = check_errors(t.chain, ws, stream);  // returns: the kernel exited
   EXPECT_EQ(st.code(), errc::watchdog_timeout) << st.to_string();
   EXPECT_NE(st.message().find("stage 1 'gemm2'"), std::string::npos) << st.message();
