@@ -43,9 +43,9 @@ struct AffineDim {
   int axis = -1;
   int pc = 1, p0 = 0, pw = 1;
   int extent = 1;  // the tensor's extent in this dimension
-  // A stride-1 convolution's tap (`@conv(H, W, DR, DS)` on a read; img_w > 0): the dimension counts
-  // the pixels of images of img_h x img_w (pixel n*img_h*img_w + h*img_w + w) and the read start has
-  // no k terms; each pixel of the read is read dr = r0 + sum_j rk[j]*k_j rows and ds = s0 +
+  // A convolution's tap (`@conv(H, W, DR, DS)` on a read; img_w > 0): the dimension counts the
+  // pixels of images of img_h x img_w (pixel n*img_h*img_w + h*img_w + w) and the read start has no
+  // k terms; each pixel of the read is read dr = r0 + sum_j rk[j]*k_j rows and ds = s0 +
   // sum_j sk[j]*k_j columns away, and one whose shifted row or column leaves its image reads nothing
   // (padding). Omitted (zero) for every other dimension.
   int img_h = 0, img_w = 0;
@@ -53,6 +53,13 @@ struct AffineDim {
   int r0 = 0;
   int sk[kMaxKVars] = {0, 0, 0};
   int s0 = 0;
+  // A strided (or not "same"-padded) tap (`@conv(..., stride = U, pad = E)`; out_h > 0): the read's
+  // range counts the pixels of output images of out_h x out_w instead, and output pixel
+  // (n, p, q) reads input pixel (n, p*stride + dr, q*stride + ds) of the img_h x img_w images. The
+  // extent is the input's (a whole number of images); the output has as many images. Omitted
+  // (out_h = out_w = 0, stride 1): the output pixels are the input's (stride 1, "same" padding).
+  int out_h = 0, out_w = 0;
+  int stride = 1;
 };
 
 struct AffineAccess {
@@ -66,29 +73,59 @@ BATON_HOST_DEVICE constexpr int floor_div(int a, int b) {  // b > 0
 }
 BATON_HOST_DEVICE constexpr int imin(int a, int b) { return a < b ? a : b; }
 BATON_HOST_DEVICE constexpr int imax(int a, int b) { return a > b ? a : b; }
-// The first (last_ = false) or last pixel o of [lo, hi) whose tap (dr, ds) stays inside its image of
-// h x w, or -1: the valid pixels of an image are the rows [max(0, -dr), min(h, h - dr)) times the
-// columns [max(0, -ds), min(w, w - ds)), so the nearest one is in o's row, the next (previous) valid
-// row, or the next (previous) image. lo >= 0.
-BATON_HOST_DEVICE constexpr int conv_valid(int lo, int hi, int h, int w, int dr, int ds, bool last_) {
-  const int plo = imax(0, -dr), phi = imin(h, h - dr), qlo = imax(0, -ds), qhi = imin(w, w - ds);
+// The first (last_ = false) or last output pixel o of [lo, hi), in output images of oh x ow, whose
+// tap (dr, ds) at the given stride reads inside its input image of h x w, or -1. Output row p reads
+// input row p*stride + dr, so the valid rows are [max(0, ceil(-dr / stride)), min(oh, floor((h - 1 -
+// dr) / stride) + 1)), and likewise the columns: the nearest valid pixel is in o's row, the next
+// (previous) valid row, or the next (previous) image. lo >= 0.
+BATON_HOST_DEVICE constexpr int conv_valid_strided(int lo, int hi, int h, int w, int oh, int ow, int stride, int dr, int ds,
+                                                   bool last_) {
+  const int plo = imax(0, -floor_div(dr, stride)), phi = imin(oh, floor_div(h - 1 - dr, stride) + 1);
+  const int qlo = imax(0, -floor_div(ds, stride)), qhi = imin(ow, floor_div(w - 1 - ds, stride) + 1);
   if (plo >= phi || qlo >= qhi || lo >= hi) return -1;
-  const int hw = h * w;
+  const int hw = oh * ow;
   const int o = last_ ? hi - 1 : lo;
-  const int n = o / hw, p = (o % hw) / w, q = o % w;
+  const int n = o / hw, p = (o % hw) / ow, q = o % ow;
   int c = o;
   if (!last_) {
-    if (p < plo) c = n * hw + plo * w + qlo;
-    else if (p >= phi) c = (n + 1) * hw + plo * w + qlo;
-    else if (q < qlo) c = n * hw + p * w + qlo;
-    else if (q >= qhi) c = p + 1 < phi ? n * hw + (p + 1) * w + qlo : (n + 1) * hw + plo * w + qlo;
+    if (p < plo) c = n * hw + plo * ow + qlo;
+    else if (p >= phi) c = (n + 1) * hw + plo * ow + qlo;
+    else if (q < qlo) c = n * hw + p * ow + qlo;
+    else if (q >= qhi) c = p + 1 < phi ? n * hw + (p + 1) * ow + qlo : (n + 1) * hw + plo * ow + qlo;
     return c < hi ? c : -1;
   }
-  if (p >= phi) c = n * hw + (phi - 1) * w + qhi - 1;
-  else if (p < plo) c = (n - 1) * hw + (phi - 1) * w + qhi - 1;
-  else if (q >= qhi) c = n * hw + p * w + qhi - 1;
-  else if (q < qlo) c = p - 1 >= plo ? n * hw + (p - 1) * w + qhi - 1 : (n - 1) * hw + (phi - 1) * w + qhi - 1;
+  if (p >= phi) c = n * hw + (phi - 1) * ow + qhi - 1;
+  else if (p < plo) c = (n - 1) * hw + (phi - 1) * ow + qhi - 1;
+  else if (q >= qhi) c = n * hw + p * ow + qhi - 1;
+  else if (q < qlo) c = p - 1 >= plo ? n * hw + (p - 1) * ow + qhi - 1 : (n - 1) * hw + (phi - 1) * ow + qhi - 1;
   return c >= lo ? c : -1;
+}
+// conv_valid_strided at stride 1 with the output images the input's ("same" padding).
+BATON_HOST_DEVICE constexpr int conv_valid(int lo, int hi, int h, int w, int dr, int ds, bool last_) {
+  return conv_valid_strided(lo, hi, h, w, h, w, 1, dr, ds, last_);
+}
+// The input pixel that output pixel o (of a tap that stays inside its image) reads.
+BATON_HOST_DEVICE constexpr int conv_input(int o, int h, int w, int oh, int ow, int stride, int dr, int ds) {
+  const int hw = oh * ow;
+  const int n = o / hw, p = (o % hw) / ow, q = o % ow;
+  return (n * h + p * stride + dr) * w + q * stride + ds;
+}
+// The input pixels [first, last] a conv dimension's output pixels [lo, hi) read at tap (dr, ds)
+// (valid pixels read increasing input pixels, so these are the extremes); false when none is read.
+BATON_HOST_DEVICE constexpr bool conv_span(const AffineDim& x, int lo, int hi, int dr, int ds, int& first, int& last) {
+  const bool strided = x.out_h > 0;
+  const int oh = strided ? x.out_h : x.img_h, ow = strided ? x.out_w : x.img_w, u = strided ? x.stride : 1;
+  const int o0 = conv_valid_strided(lo, hi, x.img_h, x.img_w, oh, ow, u, dr, ds, false);
+  if (o0 < 0) return false;
+  const int o1 = conv_valid_strided(lo, hi, x.img_h, x.img_w, oh, ow, u, dr, ds, true);
+  first = conv_input(o0, x.img_h, x.img_w, oh, ow, u, dr, ds);
+  last = conv_input(o1, x.img_h, x.img_w, oh, ow, u, dr, ds);
+  return true;
+}
+// The extent of a conv dimension's read range: the output pixels of as many images as the input
+// holds (the input's extent in the stride-1 form).
+BATON_HOST_DEVICE constexpr int conv_out_extent(const AffineDim& x) {
+  return x.out_h > 0 ? x.extent / (x.img_h * x.img_w) * (x.out_h * x.out_w) : x.extent;
 }
 }  // namespace detail
 
@@ -115,6 +152,10 @@ struct AffineFootprint {
         if (x.axis >= 0 && x.pc < 1) return "AffineFootprint: a write stride must be >= 1";
         if (x.img_w < 0 || x.img_h < 0 || (x.img_w > 0) != (x.img_h > 0))
           return "AffineFootprint: a conv tap's image needs img_h >= 1 and img_w >= 1 (or both 0)";
+        if (x.out_h < 0 || x.out_w < 0 || (x.out_h > 0) != (x.out_w > 0) || (x.out_h > 0 && x.img_w == 0))
+          return "AffineFootprint: a strided conv tap's output needs out_h >= 1 and out_w >= 1 (or both 0) and an image";
+        if (x.out_h > 0 && (x.stride < 1 || x.extent % (int64_t(x.img_h) * x.img_w) != 0))
+          return "AffineFootprint: a strided conv tap needs stride >= 1 and an extent of whole images";
       }
     }
     return nullptr;
@@ -188,7 +229,7 @@ struct AffineFootprint {
       }
       if (x.img_w > 0) {  // a conv tap: the pixels it reads, shifted (start and width have no k terms)
         lo = detail::imax(lo, 0);
-        hi = detail::imin(hi, x.extent);
+        hi = detail::imin(hi, detail::conv_out_extent(x));
         int dr = x.r0, ds = x.s0, dr_hi = x.r0, ds_hi = x.s0;
         BATON_UNROLL
         for (int j = 0; j < kMaxKVars; ++j) {
@@ -204,15 +245,31 @@ struct AffineFootprint {
             ds += x.sk[j] * kv[j];
           }
         }
-        if (all_k) {  // every tap's pixels lie in the span of the extreme shifts
+        if (all_k && x.out_h > 0) {
+          // Strided: from the first output pixel's lowest tap to the last one's highest. Input row
+          // h0 = p0*stride + dr (the lowest shift) is read only by output row p0, from its column
+          // q0 on; clamped into the image (a row past an image's edge holds no read, and the
+          // clamped row, taken whole, still bounds the reads of the neighbouring image). Likewise
+          // the last row.
+          if (lo >= hi) return TileRect{};
+          const int ohw = x.out_h * x.out_w;
+          const int n0 = lo / ohw, p0 = (lo % ohw) / x.out_w, q0 = lo % x.out_w;
+          const int n1 = (hi - 1) / ohw, p1 = ((hi - 1) % ohw) / x.out_w, q1 = (hi - 1) % x.out_w;
+          const int r0 = p0 * x.stride + dr, r1 = p1 * x.stride + dr_hi;
+          const bool in0 = r0 >= 0 && r0 < x.img_h, in1 = r1 >= 0 && r1 < x.img_h;
+          const int h0 = detail::imin(detail::imax(r0, 0), x.img_h - 1), h1 = detail::imin(detail::imax(r1, 0), x.img_h - 1);
+          const int w0 = in0 ? detail::imin(detail::imax(q0 * x.stride + ds, 0), x.img_w - 1) : 0;
+          const int w1 = in1 ? detail::imin(detail::imax(q1 * x.stride + ds_hi, 0), x.img_w - 1) : x.img_w - 1;
+          lo = (n0 * x.img_h + h0) * x.img_w + w0;
+          hi = (n1 * x.img_h + h1) * x.img_w + w1 + 1;
+        } else if (all_k) {  // every tap's pixels lie in the span of the extreme shifts
           lo += dr * x.img_w + ds;
           hi += dr_hi * x.img_w + ds_hi;
         } else {
-          const int first = detail::conv_valid(lo, hi, x.img_h, x.img_w, dr, ds, false);
-          if (first < 0) return TileRect{};
-          const int last = detail::conv_valid(lo, hi, x.img_h, x.img_w, dr, ds, true);
-          lo = first + dr * x.img_w + ds;
-          hi = last + dr * x.img_w + ds + 1;
+          int first = 0, last = -1;
+          if (!detail::conv_span(x, lo, hi, dr, ds, first, last)) return TileRect{};
+          lo = first;
+          hi = last + 1;
         }
       }
       lo = detail::imax(lo, 0);

@@ -100,6 +100,11 @@ inline status check_bounds(const Analysis& a, const Binding& b) {
         BATON_TRY(eval(prog, *f.extent, b, extent));
         if (extent < 1)
           return err_(acc.loc, "tensor '" + acc.tensor + "' has extent " + std::to_string(extent) + " in dimension " + std::to_string(d) + binding_note(a, b));
+        if (f.conv) {  // a '@conv' range counts output pixels: the strided form has fewer than the tensor
+          ConvGeometry geo;
+          BATON_TRY(conv_geometry(a, s, f, extent, b, geo));
+          extent = geo.out_extent;
+        }
         if (width < 1) return err_(f.loc, "width " + std::to_string(width) + " (must be >= 1)" + binding_note(a, b));
         lo = hi_start = c0;
         std::string arg_lo, arg_hi;
@@ -217,20 +222,18 @@ inline status check_coverage(const Analysis& a, const EdgeInfo& e, const Binding
           const AffineDim& x = acc.dim[d];
           int64_t lo = int64_t(x.cm) * t.m + int64_t(x.cn) * t.n + int64_t(x.cz) * t.z + x.c0;
           for (int j = 0; j < fp.kvars; ++j) lo += int64_t(x.ck[j]) * kv[j];
-          box[size_t(d)] = {std::max<int64_t>(lo, 0), std::min<int64_t>(lo + x.width, x.extent)};
-          if (x.img_w > 0 && box[size_t(d)].first < box[size_t(d)].second) {  // a conv tap: its pixels' span, shifted
+          // A conv range counts output pixels (the tensor's own in the stride-1 form).
+          box[size_t(d)] = {std::max<int64_t>(lo, 0), std::min<int64_t>(lo + x.width, x.img_w > 0 ? detail::conv_out_extent(x) : x.extent)};
+          if (x.img_w > 0 && box[size_t(d)].first < box[size_t(d)].second) {  // a conv tap: the input pixels' span
             int dr = x.r0, ds = x.s0;
             for (int j = 0; j < fp.kvars; ++j) {
               dr += x.rk[j] * kv[j];
               ds += x.sk[j] * kv[j];
             }
-            const int b0 = int(box[size_t(d)].first), b1 = int(box[size_t(d)].second);
-            const int first = detail::conv_valid(b0, b1, x.img_h, x.img_w, dr, ds, false);
-            const int last = first < 0 ? -1 : detail::conv_valid(b0, b1, x.img_h, x.img_w, dr, ds, true);
-            const int64_t shift = int64_t(dr) * x.img_w + ds;
-            box[size_t(d)] = first < 0 ? std::pair<int64_t, int64_t>{0, 0}
-                                       : std::pair<int64_t, int64_t>{std::max<int64_t>(first + shift, 0),
-                                                                     std::min<int64_t>(last + shift + 1, x.extent)};
+            int first = 0, last = -1;
+            const bool any = detail::conv_span(x, int(box[size_t(d)].first), int(box[size_t(d)].second), dr, ds, first, last);
+            box[size_t(d)] = !any ? std::pair<int64_t, int64_t>{0, 0}
+                                  : std::pair<int64_t, int64_t>{std::max<int64_t>(first, 0), std::min<int64_t>(int64_t(last) + 1, x.extent)};
           }
           empty = box[size_t(d)].first >= box[size_t(d)].second;  // a read entirely in the padding
         }

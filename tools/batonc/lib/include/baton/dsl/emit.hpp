@@ -49,6 +49,21 @@ inline std::string cxx(const Expr& e) {
   }
   return "0";
 }
+// A strided '@conv' dimension's output rows (columns): (H + 2*pad - R)/stride + 1 with R = 1 + the
+// span of the row (column) shift over the k-loop, as conv_geometry computes it.
+inline ExprPtr conv_out_size(const DimForm& f, const StageInfo& s, bool rows) {
+  const LinForm& shift = rows ? f.dr : f.ds;
+  ExprPtr taps = make_num(1);
+  for (size_t j = 0; j < s.kvars.size(); ++j) {
+    auto it = shift.coef.find(s.kvars[j]);
+    if (it == shift.coef.end()) continue;
+    const ExprPtr& c = it->second;
+    const ExprPtr mag = c->kind == Expr::num ? make_num(c->value < 0 ? -c->value : c->value) : bin(Expr::max, c, neg(c));
+    taps = bin(Expr::add, taps, bin(Expr::mul, mag, bin(Expr::sub, s.kext[j], make_num(1))));
+  }
+  const ExprPtr padded = bin(Expr::add, rows ? f.img_h : f.img_w, bin(Expr::mul, make_num(2), f.conv_pad));
+  return bin(Expr::add, bin(Expr::div, bin(Expr::sub, padded, taps), f.conv_stride), make_num(1));
+}
 inline std::string coef(const LinForm& f, const std::string& v) {
   auto it = f.coef.find(v);
   return it == f.coef.end() ? "0" : cxx(*it->second);
@@ -173,6 +188,9 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
           }
           h += ",\n" + std::string(acc.size() + 12, ' ') + ".img_h = " + cxx(*rd.img_h) + ", .img_w = " + cxx(*rd.img_w) + ", .rk = {" + rk +
                "}, .r0 = " + cxx(*rd.dr.c0) + ", .sk = {" + sk + "}, .s0 = " + cxx(*rd.ds.c0);
+          if (rd.strided)  // the output images (fields omitted in the stride-1 form)
+            h += ",\n" + std::string(acc.size() + 12, ' ') + ".out_h = " + cxx(*detail::conv_out_size(rd, cs, true)) +
+                 ", .out_w = " + cxx(*detail::conv_out_size(rd, cs, false)) + ", .stride = " + cxx(*rd.conv_stride);
         }
         h += "};\n";
       }

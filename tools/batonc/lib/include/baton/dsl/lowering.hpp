@@ -23,6 +23,87 @@
 
 namespace baton::dsl {
 
+// A '@conv' dimension at a binding: its images and, in the strided form, its output images.
+struct ConvGeometry {
+  int img_h = 0, img_w = 0;
+  int out_h = 0, out_w = 0;  // 0: the stride-1 form (the output pixels are the input's)
+  int stride = 1, pad = 0;
+  int64_t out_extent = 0;  // the read range's extent: the output pixels of the input's images
+};
+
+// The geometry of '@conv' dimension f (extent: the tensor's, in that dimension) of a read of stage
+// s under binding b, or a located error. The strided form's output is P x Q with
+// P = (H + 2*pad - R)/stride + 1, R being the rows the row shift spans over the k-loop (its lowest
+// value must be -pad: the first tap lies pad rows above output row p's anchor p*stride), and Q
+// likewise; the dimension holds whole images.
+inline status conv_geometry(const Analysis& a, const StageInfo& s, const DimForm& f, int64_t extent, const Binding& b, ConvGeometry& g) {
+  const Program& prog = a.program;
+  auto err_ = [&](Loc l, const std::string& m) { return program_error(prog, l, m); };
+  g = ConvGeometry{};
+  BATON_TRY(eval_int(prog, *f.img_h, b, g.img_h));
+  BATON_TRY(eval_int(prog, *f.img_w, b, g.img_w));
+  // At most 2^28 pixels an image: the device's int arithmetic on pixel indices (below 2^30)
+  // steps up to two images past one.
+  if (g.img_h < 1 || g.img_w < 1 || int64_t(g.img_h) * g.img_w > (int64_t(1) << 28))
+    return err_(f.img_h->loc, "'@conv' images of " + std::to_string(g.img_h) + " x " + std::to_string(g.img_w) +
+                                  " pixels (each extent must be >= 1, their product at most 2^28)");
+  g.out_extent = extent;
+  if (!f.strided) return {};
+  BATON_TRY(eval_int(prog, *f.conv_stride, b, g.stride));
+  BATON_TRY(eval_int(prog, *f.conv_pad, b, g.pad));
+  if (g.stride < 1)
+    return err_(f.stride_loc, "'@conv' stride " + std::to_string(g.stride) + " (it must be >= 1)" + binding_note(a, b));
+  if (g.pad < 0)
+    return err_(f.pad_loc, "'@conv' pad " + std::to_string(g.pad) + " (it must be >= 0: the zero rows and columns around an image)" +
+                               binding_note(a, b));
+  int64_t span[2][2] = {};  // the row and column shifts' lowest and highest values over the k-loop
+  const LinForm* shift[2] = {&f.dr, &f.ds};
+  const Loc at[2] = {f.dr_loc, f.ds_loc};
+  const char* what[2] = {"row", "column"};
+  const int img[2] = {g.img_h, g.img_w};
+  int out[2] = {0, 0};
+  for (int d = 0; d < 2; ++d) {
+    BATON_TRY(eval(prog, *shift[d]->c0, b, span[d][0]));
+    span[d][1] = span[d][0];
+    for (size_t j = 0; j < s.kvars.size(); ++j) {
+      int c = 0, ext = 0;
+      BATON_TRY(eval_coef(prog, *shift[d], s.kvars[j], b, c));
+      if (c == 0) continue;
+      if (j == 0 && s.kbound)
+        return err_(at[d], "the " + std::string(what[d]) + " shift of a strided '@conv' uses k-loop variable '" + s.kvars[0] +
+                               "', whose bound depends on the tile; the filter's taps need k-loop variables with parameter bounds");
+      BATON_TRY(eval_int(prog, *s.kext[j], b, ext));
+      span[d][c < 0 ? 0 : 1] += int64_t(c) * (ext - 1);
+    }
+    if (span[d][0] != -g.pad)
+      return err_(at[d], "the tap's " + std::string(what[d]) + " shift runs from " + std::to_string(span[d][0]) + " to " +
+                             std::to_string(span[d][1]) + ", but pad = " + std::to_string(g.pad) + " puts the first tap " +
+                             std::to_string(g.pad) + " " + what[d] + (g.pad == 1 ? "" : "s") +
+                             " before the output pixel's anchor (p*stride): its lowest value must be " + std::to_string(-g.pad) +
+                             " (the shift of filter " + what[d] + " r is r - pad)" + binding_note(a, b));
+    const int64_t taps = span[d][1] - span[d][0] + 1;  // the filter's rows (columns), dilation included
+    const int64_t room = int64_t(img[d]) + 2 * int64_t(g.pad) - taps;
+    if (room < 0)
+      return err_(f.conv_loc, "'@conv' has no output " + std::string(what[d]) + "s: (" + (d ? "W" : "H") + " + 2*pad - " + (d ? "S" : "R") +
+                                  ")/stride + 1 with " + (d ? "W = " : "H = ") + std::to_string(img[d]) + ", pad = " + std::to_string(g.pad) +
+                                  ", " + (d ? "S = " : "R = ") + std::to_string(taps) + " (the " + what[d] + "s the shift spans, " +
+                                  std::to_string(span[d][0]) + " to " + std::to_string(span[d][1]) +
+                                  "): the filter must fit the padded image" + binding_note(a, b));
+    out[d] = int(room / g.stride + 1);
+  }
+  g.out_h = out[0];
+  g.out_w = out[1];
+  const int64_t hw = int64_t(g.img_h) * g.img_w;
+  if (int64_t(g.out_h) * g.out_w > (int64_t(1) << 28))
+    return err_(f.conv_loc, "'@conv' output images of " + std::to_string(g.out_h) + " x " + std::to_string(g.out_w) +
+                                " pixels (their product must be at most 2^28)" + binding_note(a, b));
+  if (extent % hw != 0)
+    return err_(f.loc, "a strided '@conv' reads whole images, but the dimension's extent " + std::to_string(extent) +
+                           " is not a multiple of H*W = " + std::to_string(hw) + binding_note(a, b));
+  g.out_extent = extent / hw * g.out_h * g.out_w;
+  return {};
+}
+
 // The edge's footprint under binding b.
 inline status edge_footprint(const Analysis& a, const EdgeInfo& e, const Binding& b, AffineFootprint& fp) {
   const Program& prog = a.program;
@@ -50,14 +131,15 @@ inline status edge_footprint(const Analysis& a, const EdgeInfo& e, const Binding
       BATON_TRY(eval_int(prog, *rd.width, b, x.width));
       BATON_TRY(eval_int(prog, *rd.extent, b, x.extent));
       if (rd.conv) {
-        BATON_TRY(eval_int(prog, *rd.img_h, b, x.img_h));
-        BATON_TRY(eval_int(prog, *rd.img_w, b, x.img_w));
-        // At most 2^28 pixels an image: the device's int arithmetic on pixel indices (below 2^30)
-        // steps up to two images past one.
-        if (x.img_h < 1 || x.img_w < 1 || int64_t(x.img_h) * x.img_w > (int64_t(1) << 28))
-          return status(errc::invalid_argument, located(prog.file, prog.source, rd.img_h->loc,
-                                                        "'@conv' images of " + std::to_string(x.img_h) + " x " + std::to_string(x.img_w) +
-                                                            " pixels (each extent must be >= 1, their product at most 2^28)"));
+        ConvGeometry g;
+        BATON_TRY(conv_geometry(a, cs, rd, x.extent, b, g));
+        x.img_h = g.img_h;
+        x.img_w = g.img_w;
+        if (rd.strided) {
+          x.out_h = g.out_h;
+          x.out_w = g.out_w;
+          x.stride = g.stride;
+        }
         for (size_t j = 0; j < cs.kvars.size(); ++j) {
           BATON_TRY(eval_coef(prog, rd.dr, cs.kvars[j], b, x.rk[j]));
           BATON_TRY(eval_coef(prog, rd.ds, cs.kvars[j], b, x.sk[j]));
@@ -102,6 +184,7 @@ inline status edge_footprint(const Analysis& a, const EdgeInfo& e, const Binding
           ds += std::abs(double(x.sk[j])) * fp.kext[j];
         }
         span += dr * x.img_w + ds + double(x.img_h) * x.img_w;
+        if (x.out_h > 0) span += double(x.out_h) * x.out_w + double(x.stride) * (double(x.img_h) * x.img_w + x.img_w);
       }
       const double wspan = (x.axis >= 0 ? double(x.pc) * double(gext[x.axis]) : 0.0) + std::abs(double(x.p0)) + x.pw;
       if (span > double(int64_t(1) << 30) || wspan > double(int64_t(1) << 30))

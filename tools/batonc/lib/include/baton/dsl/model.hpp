@@ -32,6 +32,11 @@ struct DimForm {
   bool conv = false;
   ExprPtr img_h, img_w;
   LinForm dr, ds;
+  // `@conv(..., stride = U, pad = E)`: the range counts output pixels (conv_geometry gives their
+  // images at a binding). conv_loc is at 'conv'.
+  bool strided = false;
+  ExprPtr conv_stride, conv_pad;  // over parameters (1 and 0 where not given)
+  Loc conv_loc, dr_loc, ds_loc, stride_loc, pad_loc;  // at 'conv' and where each argument starts
 };
 struct AccessForm {
   std::string tensor;

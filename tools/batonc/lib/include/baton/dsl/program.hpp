@@ -97,10 +97,15 @@ struct TensorDecl {
 // `start +: width @conv(H, W, DR, DS)` (reads): the dimension counts the pixels of images of H x W
 // (pixel n*H*W + h*W + w); each pixel of [start, start + width) is read at DR rows and DS columns
 // from it (a stride-1 convolution's tap), and one whose shifted row or column leaves its image
-// reads nothing (padding).
+// reads nothing (padding). `@conv(H, W, DR, DS, stride = U, pad = E)` (either name, in any order):
+// the range counts output pixels instead, of images of P x Q (P = (H + 2*E - R)/U + 1, R the rows
+// the shifts DR span), and output pixel (p, q) reads input pixel (p*U + DR, q*U + DS).
 struct ConvRange {
   ExprPtr h, w, dr, ds;
   Loc loc;  // at 'conv'
+  bool named = false;    // stride or pad given: the strided form
+  ExprPtr stride, pad;   // null: 1 and 0
+  Loc dr_loc, ds_loc, stride_loc, pad_loc;  // where each argument starts
 };
 struct Range {
   ExprPtr start;
@@ -510,9 +515,25 @@ class Parser {
           BATON_TRY(sep(","));
           BATON_TRY(expr_(c->w, 0));
           BATON_TRY(sep(","));
+          c->dr_loc = peek_().loc;
           BATON_TRY(expr_(c->dr, 0));
           BATON_TRY(sep(","));
+          c->ds_loc = peek_().loc;
           BATON_TRY(expr_(c->ds, 0));
+          while (accept_(",")) {  // the strided form's named arguments
+            std::string name;
+            Loc nl;
+            BATON_TRY(ident_(name, nl, "'stride = U' or 'pad = E' after the tap's shifts"));
+            ExprPtr* slot = name == "stride" ? &c->stride : name == "pad" ? &c->pad : nullptr;
+            if (!slot)
+              return error_at_(nl, "'@conv' takes 'stride' and 'pad' after the tap's shifts, not '" + name +
+                                       "': e.g. @conv(H, W, r - 1, s - 1, stride = 2, pad = 1)");
+            if (*slot) return error_at_(nl, "argument '" + name + "' given twice");
+            BATON_TRY(expect_("="));
+            (name == "stride" ? c->stride_loc : c->pad_loc) = peek_().loc;
+            BATON_TRY(expr_(*slot, 0));
+            c->named = true;
+          }
           BATON_TRY(sep(")"));
           r.conv = std::move(c);
         }

@@ -59,8 +59,10 @@ inline DependencyRelation exact_relation(const AffineFootprint& fp, Grid consume
         int64_t lo = int64_t(x.cm) * t.m + int64_t(x.cn) * t.n + int64_t(x.cz) * t.z + x.c0;
         for (int j = 0; j < fp.kvars; ++j) lo += int64_t(x.ck[j]) * kv[j];
         int64_t hi = lo + x.width;
+        // A strided conv range counts the output pixels of the input's images.
+        const int64_t range_ext = x.img_w > 0 && x.out_h > 0 ? x.extent / (int64_t(x.img_h) * x.img_w) * x.out_h * x.out_w : x.extent;
         lo = std::max<int64_t>(lo, 0);
-        hi = std::min<int64_t>(hi, x.extent);
+        hi = std::min<int64_t>(hi, range_ext);
         if (lo >= hi) {
           none = true;
           break;
@@ -70,22 +72,25 @@ inline DependencyRelation exact_relation(const AffineFootprint& fp, Grid consume
           return std::max(w0c, lo) < std::min(w1c, hi);
         };
         if (x.img_w > 0) {
-          // A conv tap, pixel by pixel: pixel o (n, h, w) is read at (h + dr, w + ds) when that
-          // stays inside its image (independent of AffineFootprint's first/last formula).
+          // A conv tap, pixel by pixel: output pixel o (n, p, q) reads input pixel
+          // (n, p*stride + dr, q*stride + ds) when that stays inside its image (independent of
+          // AffineFootprint's first/last formula); in the stride-1 form the output pixels are the
+          // input's.
           int64_t dr = x.r0, ds = x.s0;
           for (int j = 0; j < fp.kvars; ++j) {
             dr += int64_t(x.rk[j]) * kv[j];
             ds += int64_t(x.sk[j]) * kv[j];
           }
-          const int64_t hw = int64_t(x.img_h) * x.img_w;
+          const bool strided = x.out_h > 0;
+          const int64_t oh = strided ? x.out_h : x.img_h, ow = strided ? x.out_w : x.img_w, u = strided ? x.stride : 1;
           const int64_t o0 = lo, o1 = hi;
           const int n_ext = x.axis < 0 ? 1 : ext[x.axis];
           std::vector<char> mine(size_t(n_ext), 0);
           bool any = false;
           for (int64_t o = o0; o < o1; ++o) {
-            const int64_t h = (o % hw) / x.img_w + dr, w = o % x.img_w + ds;
+            const int64_t img = o / (oh * ow), h = (o % (oh * ow)) / ow * u + dr, w = o % ow * u + ds;
             if (h < 0 || h >= x.img_h || w < 0 || w >= x.img_w) continue;
-            const int64_t e = o + dr * x.img_w + ds;
+            const int64_t e = (img * x.img_h + h) * x.img_w + w;
             lo = e;
             hi = e + 1;
             if (x.axis < 0) {

@@ -334,6 +334,18 @@ class Semantics {
               return err_((*e)->loc, "a tap shift of '@conv' depends on tile index '" + v +
                                          "'; it may use k-loop variables and parameters only (the tap, e.g. r - 1)");
         }
+        if (c.named) {  // the strided form: its stride and padding, parameters only
+          f.strided = true;
+          f.conv_loc = c.loc;
+          f.dr_loc = c.dr_loc;
+          f.ds_loc = c.ds_loc;
+          f.stride_loc = c.stride_loc;
+          f.pad_loc = c.pad_loc;
+          for (const ExprPtr* e : {&c.stride, &c.pad})
+            if (*e) BATON_TRY(scope_(**e, all_params_(), "the stride and padding of '@conv'"));
+          f.conv_stride = c.stride ? c.stride : make_num(1, c.loc);
+          f.conv_pad = c.pad ? c.pad : make_num(0, c.loc);
+        }
       }
       if (write) {
         int axes = 0;
