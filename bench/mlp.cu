@@ -287,9 +287,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                            : v.name == "baton-plan" && (plan_op->gelu || plan_op->swiglu) ? plan_op.get()
                                                                                            : nullptr;
     auto op_tiles = [](const ops::MlpPlan& pl) {
-      return (pl.swap_gemm1 ? "swap128x" + std::to_string(ops::kMlpSwapTileN)
+      return (pl.swap_gemm1 ? "swap128x" + std::to_string(pl.swap_tile1)
                             : "128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")) +
-             (pl.swap_gemm2 ? "/swap128x" + std::to_string(ops::kMlpSwapTileN)
+             (pl.swap_gemm2 ? "/swap128x" + std::to_string(pl.swap_tile2)
                             : "/128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : ""));
     };
     r.extra = {{"policy", v.policy},
@@ -358,8 +358,10 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
       const auto& pl = op->plan();
       char buf[128];
       std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s%s", ops::to_string(pl.policy), pl.split1, pl.split2,
-                    pl.swap_gemm1 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")).c_str(),
-                    pl.swap_gemm2 ? "swap128x32" : ("128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : "")).c_str(),
+                    (pl.swap_gemm1 ? "swap128x" + std::to_string(pl.swap_tile1)
+                                   : "128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")).c_str(),
+                    (pl.swap_gemm2 ? "swap128x" + std::to_string(pl.swap_tile2)
+                                   : "128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : "")).c_str(),
                     pl.pdl ? " pdl" : "");
       who.push_back({"baton-auto", [&](int g) { return op->enqueue_gemm(g, c.stream); }, buf});
     }

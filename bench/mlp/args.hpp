@@ -32,8 +32,8 @@ struct Args {
   int split1 = 0, split2 = 0;  // 0: sm90::choose_split_k per shape
   int group_m = 0;             // 0: baton::ops::mlp_group_m per shape
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
-  int swap_gemm2 = 0;          // baton-auto's swapped GEMM2 (0: off, the op's default; tuning tries it)
-  int swap_gemm1 = 0;          // baton-auto's swapped GeLU GEMM1 (the same)
+  int swap_gemm2 = -1;         // baton-auto's swapped GEMM2 (-1: automatic, the op's default; 0 off; 1 on)
+  int swap_gemm1 = -1;         // baton-auto's swapped GEMM1 (the same)
   int cta_pairs = 0;           // baton-auto's MlpOptions::cta_pairs (0: off, the op's default; tuning tries it)
   int pdl = -1;                // baton-auto's MlpOptions::pdl (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
@@ -51,8 +51,8 @@ struct Args {
 inline void usage() {
   std::printf(
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
-      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 0|1]\n"
-      "                       [--swap-gemm1 0|1] [--cta-pairs 0|1] [--pdl auto|0|1]\n"
+      "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 auto|0|1]\n"
+      "                       [--swap-gemm1 auto|0|1] [--cta-pairs 0|1] [--pdl auto|0|1]\n"
       "                       [--breakdown 0|1] [--sync-overhead 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
@@ -73,9 +73,9 @@ inline void usage() {
       "                       default auto: baton::ops::mlp_group_m)\n"
       "  --l2-prefetch-mb MB  megabytes of W2 that baton-auto's GEMM1 prefetches into L2 as it ends (default 0: off);\n"
       "                       its tuning also times the plan without it\n"
-      "  --swap-gemm2 0|1     baton-auto's GEMM2 as W2 x Y^T in 128x32 tiles (default 0; at m <= 32 its tuning tries\n"
-      "                       it either way)\n"
-      "  --swap-gemm1 0|1     the same for GEMM1 with GeLU (W1 x X^T)\n"
+      "  --swap-gemm2 auto|0|1 baton-auto's GEMM2 as W2 x Y^T in tiles of 32, 160 or 192 tokens (default auto: the\n"
+      "                       cost model weighs 160/192 at 32 < m <= 192; tuning tries both forms at m <= 192)\n"
+      "  --swap-gemm1 auto|0|1 the same for GEMM1 (W1 x X^T; the 32-token form with GeLU only)\n"
       "  --cta-pairs 0|1      baton-auto's 128x96 GEMMs as CTA pairs (1x2 clusters multicasting A; default 0;\n"
       "                       1: asked for, and tuning tries them against the other plans from M = 128 on)\n"
       "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
@@ -143,9 +143,11 @@ inline bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--l2-prefetch-mb") {
       if (!int_opt(0, 4096, a.l2_prefetch_mb)) return false;
     } else if (k == "--swap-gemm1") {
-      if (!int_opt(0, 1, a.swap_gemm1)) return false;
+      if (std::string(v) == "auto") a.swap_gemm1 = -1;
+      else if (!int_opt(0, 1, a.swap_gemm1)) return false;
     } else if (k == "--swap-gemm2") {
-      if (!int_opt(0, 1, a.swap_gemm2)) return false;
+      if (std::string(v) == "auto") a.swap_gemm2 = -1;
+      else if (!int_opt(0, 1, a.swap_gemm2)) return false;
     } else if (k == "--cta-pairs") {
       if (!int_opt(0, 1, a.cta_pairs)) return false;
     } else if (k == "--pdl") {

@@ -14,7 +14,9 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_narrow         | NarrowUpConfig<activation::gelu>   | PlainStage                | none"
   "up_gelu_pair           | PairUpConfig<activation::gelu>     | PlainStage                | none"
   "up_gelu_swapped        | SwapGeluConfig                     | PlainStage                | none"
-  # GEMM1, SwiGLU pairs
+  "up_gelu_swapped160     | SwapUpConfigT<activation::gelu, 160>   | PlainStage            | none"
+  "up_gelu_swapped192     | SwapUpConfigT<activation::gelu, 192>   | PlainStage            | none"
+  # GEMM1, SwiGLU pairs (the swapped ones: wide token tiles only)
   "up_swiglu              | UpConfig<activation::swiglu>       | PlainStage                | none"
   "up_swiglu_kblock       | UpConfig<activation::swiglu>       | ProducerStage<KBlock>     | none"
   "up_swiglu_row          | UpConfig<activation::swiglu>       | ProducerStage<Row>        | none"
@@ -22,6 +24,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_mid          | MidUpConfig<activation::swiglu>    | PlainStage                | none"
   "up_swiglu_narrow       | NarrowUpConfig<activation::swiglu> | PlainStage                | none"
   "up_swiglu_pair         | PairUpConfig<activation::swiglu>   | PlainStage                | none"
+  "up_swiglu_swapped160   | SwapUpConfigT<activation::swiglu, 160> | PlainStage            | none"
+  "up_swiglu_swapped192   | SwapUpConfigT<activation::swiglu, 192> | PlainStage            | none"
   # GEMM2: the chain's (plain, waiting per k-block / per row), PDL-launched forms, the plain widths
   "down                   | DownConfig                         | PlainStage                | none"
   "down_kblock            | DownConfig                         | ConsumerStage<KBlock>     | none"
@@ -38,4 +42,8 @@ set(BATON_MLP_KERNEL_TABLE
   "down_pair_after_grid   | PairDownConfig                     | PlainStage                | before_a"
   "down_swapped           | SwapDownConfig                     | PlainStage                | none"
   "down_swapped_after_grid| SwapDownConfig                     | PlainStage                | before_loads"
+  "down_swapped160        | SwapDownConfigT<160>               | PlainStage                | none"
+  "down_swapped160_after_grid | SwapDownConfigT<160>           | PlainStage                | before_loads"
+  "down_swapped192        | SwapDownConfigT<192>               | PlainStage                | none"
+  "down_swapped192_after_grid | SwapDownConfigT<192>           | PlainStage                | before_loads"
 )

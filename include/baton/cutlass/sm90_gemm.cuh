@@ -103,6 +103,10 @@ namespace baton::sm90 {
 // 2c + 1 = up_c (pack_swiglu_weights below), so the GEMM computes n = 2F columns and every MMA
 // thread holds (gate_c, up_c) in adjacent accumulators. The epilogue then writes
 // D[m, c] = SiLU(gate_c) * up_c, a [M, F] tensor, straight from registers (FusionOp is unused).
+// In the swapped form (SwiGluPairs with a column-major D) the weights are A: its rows interleave
+// gate and up, the GEMM computes m = 2F rows, the pairs are adjacent accumulator rows (lanes 4
+// apart in the GMMA fragment, one shuffle per pair) and the epilogue writes D^T [n, m / 2]
+// row-major, i.e. the [tokens, F] activations.
 // LayoutD: RowMajor (D [m, n] row-major, the default) or ColumnMajor (D's m extent contiguous).
 // ClusterN: 1, or 2 for CTA pairs (1 x 2 x 1 clusters): the two CTAs of a cluster compute the
 // tiles (m, 2j) and (m, 2j + 1), which read the same rows of A, and each TMA-loads half of A's
@@ -128,8 +132,6 @@ struct GemmConfig {
   static constexpr bool d_column_major = std::is_same_v<LayoutD_, ::cutlass::layout::ColumnMajor>;
   static_assert(d_column_major || std::is_same_v<LayoutD_, ::cutlass::layout::RowMajor>,
                 "baton::sm90::GemmConfig: LayoutD must be cutlass::layout::RowMajor or ColumnMajor");
-  static_assert(!(SwiGluPairs_ && d_column_major),
-                "baton::sm90::GemmConfig: the SwiGLU pair epilogue writes a row-major D");
   static_assert(ClusterN_ == 1 || !d_column_major,
                 "baton::sm90::GemmConfig: CTA pairs (ClusterN = 2) are for the row-major form (A = activations)");
   static constexpr int kAlignment = 8;             // elements: 16 bytes, what TMA needs
@@ -137,9 +139,12 @@ struct GemmConfig {
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));
   static constexpr int tile_k = int(cute::size<2>(TileShape{}));
   static constexpr bool swiglu_pairs = SwiGluPairs_;
-  // Columns of D per tile, and D's width for a GEMM computing n columns.
-  static constexpr int out_tile_n = swiglu_pairs ? tile_n / 2 : tile_n;
-  static constexpr int out_cols(int n) { return swiglu_pairs ? n / 2 : n; }
+  // SwiGLU pairs along M (the swapped form: the weights are A), not along N.
+  static constexpr bool swiglu_rows = swiglu_pairs && d_column_major;
+  // Columns of D per tile, and D's width for a GEMM computing n columns (row-major D; a swapped
+  // GEMM never posts, so its output footprint is not asked for).
+  static constexpr int out_tile_n = swiglu_pairs && !swiglu_rows ? tile_n / 2 : tile_n;
+  static constexpr int out_cols(int n) { return swiglu_pairs && !swiglu_rows ? n / 2 : n; }
 
   using BaseEpilogue = typename ::cutlass::epilogue::collective::CollectiveBuilder<
       ::cutlass::arch::Sm90, ::cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -192,7 +197,8 @@ struct GemmArguments {
   int m = 0, n = 0, k = 0;
   const ::cutlass::bfloat16_t* a = nullptr;  // [m, k] row-major; may be produced by an earlier stage
   const ::cutlass::bfloat16_t* b = nullptr;  // [n, k] row-major (weights); must exist before the chain starts
-  ::cutlass::bfloat16_t* d = nullptr;        // [m, n] row-major ([m, n / 2] with Config::swiglu_pairs)
+  ::cutlass::bfloat16_t* d = nullptr;        // [m, n] row-major ([m, n / 2] with Config::swiglu_pairs);
+                                             // column-major: [n, m] row-major ([n, m / 2] with pairs)
   typename Config::FusionArguments fusion{}; // alpha (default 1), beta must stay 0 (no C source)
   // Split-K: each output tile's k-blocks are shared by split_k CTAs that run side by side (for
   // shapes with fewer tiles than SMs, e.g. LLM decode). Each writes its fp32 partial tile to
@@ -271,6 +277,8 @@ struct GemmKernel {
 
   static_assert(std::is_void_v<typename Epilogue::ElementC>,
                 "baton::sm90::GemmKernel: the epilogue must not read a C source (it would need its own waits)");
+  static_assert(!Config::swiglu_rows || StageT::num_outputs == 0,
+                "baton::sm90::GemmKernel: the swapped SwiGLU GEMM writes D^T from registers and has no posting form");
   static_assert(!Config::d_column_major || (StageT::num_inputs == 0 && !WeightsFirst),
                 "baton::sm90::GemmKernel: in the swapped (column-major D) form the activations are B, which the "
                 "load warp issues before its waits (baton waits and grid_wait::before_a wait before A only)");
@@ -609,15 +617,35 @@ struct GemmKernel {
     auto coords = accumulator_coords_(tiled_mma, mma_thread_idx, acc);
     const int m = int(get<0>(params.problem_shape)), n = int(get<1>(params.problem_shape));
     const int row0 = a.tile.m * Config::tile_m, col0 = a.tile.n * Config::tile_n;
-    const int ld = n / 2;
-    CUTLASS_PRAGMA_UNROLL
-    for (int j = 0; j < kAccumulators / 2; ++j) {
-      const int r = row0 + int(get<0>(coords(2 * j)));
-      const int c = col0 + int(get<1>(coords(2 * j)));
-      if (r < m && c < n) {
-        const float g = acc(2 * j), u = acc(2 * j + 1);
-        const float h = g / (1.0f + __expf(-g)) * u;
-        params.swiglu_d[size_t(r) * size_t(ld) + size_t(c / 2)] = ::cutlass::bfloat16_t(h);
+    auto silu_times = [](float g, float u) { return g / (1.0f + __expf(-g)) * u; };
+    if constexpr (Config::swiglu_rows) {
+      // Swapped: rows (2c, 2c + 1) = (gate_c, up_c) of the tokens in columns (t, t + 1) of the pair
+      // (2j, 2j + 1). Tile rows r and r + 1 sit in lanes 4 apart (the GMMA C fragment gives lane l
+      // rows l / 4 and l / 4 + 8 of its warp's 16), with the same columns at the same index. One
+      // shuffle per pair: the even-row thread sends its gate of token t + 1 and gets the up of
+      // token t; the odd-row thread the reverse. Each then writes one value: D^T[t][c] (even) and
+      // D^T[t + 1][c] (odd), D^T = [n, m / 2] row-major. Every lane shuffles (the bounds come after).
+      const int ld = m / 2;
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < kAccumulators / 2; ++j) {
+        const int r = row0 + int(get<0>(coords(2 * j)));
+        const int t = col0 + int(get<1>(coords(2 * j)));
+        const bool odd = (r & 1) != 0;
+        const float mine_g_or_u = odd ? acc(2 * j) : acc(2 * j + 1);  // what the partner needs
+        const float other = __shfl_xor_sync(0xffffffffu, mine_g_or_u, 4);
+        const float g = odd ? other : acc(2 * j), u = odd ? acc(2 * j + 1) : other;
+        const int token = odd ? t + 1 : t;
+        if (r < m && token < n)
+          params.swiglu_d[size_t(token) * size_t(ld) + size_t(r / 2)] = ::cutlass::bfloat16_t(silu_times(g, u));
+      }
+    } else {
+      const int ld = n / 2;
+      CUTLASS_PRAGMA_UNROLL
+      for (int j = 0; j < kAccumulators / 2; ++j) {
+        const int r = row0 + int(get<0>(coords(2 * j)));
+        const int c = col0 + int(get<1>(coords(2 * j)));
+        if (r < m && c < n)
+          params.swiglu_d[size_t(r) * size_t(ld) + size_t(c / 2)] = ::cutlass::bfloat16_t(silu_times(acc(2 * j), acc(2 * j + 1)));
       }
     }
     StageT const& stage = params.stage;
@@ -704,6 +732,9 @@ class Gemm {
       return status(errc::not_supported, "sm90 GEMM " + dims + ": k and " + (Config::d_column_major ? "m" : "n") +
                                              " must be multiples of " + std::to_string(Config::kAlignment) +
                                              " (TMA needs 16-byte row strides); pad the tensors");
+    if (Config::swiglu_rows && args.m % 2 != 0)
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": the swapped SwiGLU GEMM needs an even m (gate and "
+                                                                  "up rows interleaved: m = 2F)");
     auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
     if (misaligned(args.a) || misaligned(args.b) || misaligned(args.d))
       return status(errc::not_supported, "sm90 GEMM " + dims + ": a, b and d must be 16-byte aligned (TMA)");
@@ -888,6 +919,8 @@ class Gemm {
   // The swapped decode form (D column-major: B holds the tokens): B's box shortened the same way
   // when n < tile_n (8 or 16 rows of a 32-row tile, ...). Rows past the box feed only accumulator
   // columns >= n, which are never stored.
+  // Boxes of 8, 16, 32, 64, 96, 128 or 160 rows (the 128B swizzle atom is 8 rows; each box is one
+  // host-side descriptor encoding, no kernel code).
   static void shorten_b_box_(Params& p, const Arguments& args) {
     if constexpr (Config::d_column_major) {
       if (args.n >= Config::tile_n) return;
@@ -895,22 +928,29 @@ class Gemm {
       else if (args.n <= 16 && Config::tile_n > 16) shorten_b_box_to_<16>(p, args);
       else if (args.n <= 32 && Config::tile_n > 32) shorten_b_box_to_<32>(p, args);
       else if (args.n <= 64 && Config::tile_n > 64) shorten_b_box_to_<64>(p, args);
+      else if (args.n <= 96 && Config::tile_n > 96) shorten_b_box_to_<96>(p, args);
+      else if (args.n <= 128 && Config::tile_n > 128) shorten_b_box_to_<128>(p, args);
+      else if (args.n <= 160 && Config::tile_n > 160) shorten_b_box_to_<160>(p, args);
     }
   }
   template <int Rows>
   static void shorten_b_box_to_(Params& p, const Arguments& args) {
-    using namespace cute;
-    using Mainloop = typename Kernel::Mainloop;
-    using StrideB = typename Mainloop::StrideB;
-    auto tensor_b = make_tensor(args.b, make_layout(make_shape(args.n, args.k, 1),
-                                                    ::cutlass::make_cute_packed_stride(StrideB{}, make_shape(args.n, args.k, 1))));
-    auto smem_b = tile_to_shape(typename Mainloop::SmemLayoutAtomB{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
-    auto tma = make_tma_copy_B_sm90(typename Mainloop::GmemTiledCopyB{}, tensor_b, smem_b,
-                                    Shape<Int<Config::tile_m>, Int<Rows>, Int<Config::tile_k>>{},
-                                    typename Config::ClusterShape{});
-    p.mainloop.tma_load_b.tma_desc_ = tma.tma_desc_;
-    p.mainloop.tma_transaction_bytes_nk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
-    p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+    if constexpr (Rows >= Config::tile_n) {
+      return;  // never asked for (shorten_b_box_ picks boxes below tile_n only)
+    } else {
+      using namespace cute;
+      using Mainloop = typename Kernel::Mainloop;
+      using StrideB = typename Mainloop::StrideB;
+      auto tensor_b = make_tensor(args.b, make_layout(make_shape(args.n, args.k, 1),
+                                                      ::cutlass::make_cute_packed_stride(StrideB{}, make_shape(args.n, args.k, 1))));
+      auto smem_b = tile_to_shape(typename Mainloop::SmemLayoutAtomB{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
+      auto tma = make_tma_copy_B_sm90(typename Mainloop::GmemTiledCopyB{}, tensor_b, smem_b,
+                                      Shape<Int<Config::tile_m>, Int<Rows>, Int<Config::tile_k>>{},
+                                      typename Config::ClusterShape{});
+      p.mainloop.tma_load_b.tma_desc_ = tma.tma_desc_;
+      p.mainloop.tma_transaction_bytes_nk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
+      p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+    }
   }
 
   static typename Kernel::ProblemShape problem_shape_(const Arguments& args) {

@@ -19,9 +19,10 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations, a type satisfying mlp_kernels::MlpKernelSet. The default
-// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 8 GEMM1 + 14
-// GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256, swapped (GeLU);
-// down: the same but the swapped one plain and PDL-waiting, and PDL-waiting ones of every width),
+// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 10 GEMM1 (9 with
+// SwiGLU) + 18 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256,
+// swapped with 32 (GeLU only), 160 and 192 tokens per tile; down: the same, the swapped ones plain
+// and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
 // links them from the library baton::mlp_kernels instead, compiled once, one kernel per
 // translation unit.
@@ -100,13 +101,21 @@ using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
 template <activation A>
 using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
-// The swapped GEMM2 (MlpOptions::swap_gemm2): W2 [H, F] x Y^T in tiles of 128 hidden units x
-// kMlpSwapTileN tokens, D column-major [H, m] == Z row-major [m, H].
-using SwapDownConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>,
-                                        typename DownConfig::FusionOp, false, ::cutlass::layout::ColumnMajor>;
-// The swapped GeLU GEMM1 (MlpOptions::swap_gemm1): W1 [F, H] x X^T, Y written column-major as Y^T.
-using SwapGeluConfig = sm90::GemmConfig<cute::Shape<cute::_128, cute::Int<kMlpSwapTileN>, cute::_64>, GeluFusion,
-                                        false, ::cutlass::layout::ColumnMajor>;
+// The swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2) in tiles of 128 weight rows x T tokens,
+// D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
+// GEMM1 as W1 x X^T with the GeLU epilogue or as SwiGLU pairs (W1's packed gate/up rows).
+// T = kMlpSwapTileN (decode), or kMlpSwapMidTileN / kMlpSwapWideTileN (a batch of up to 160 / 192
+// tokens in one tile).
+template <int T>
+using SwapTile = cute::Shape<cute::_128, cute::Int<T>, cute::_64>;
+template <int T>
+using SwapDownConfigT = sm90::GemmConfig<SwapTile<T>, typename DownConfig::FusionOp, false, ::cutlass::layout::ColumnMajor>;
+template <activation A, int T>
+using SwapUpConfigT = std::conditional_t<
+    A == activation::gelu, sm90::GemmConfig<SwapTile<T>, GeluFusion, false, ::cutlass::layout::ColumnMajor>,
+    sm90::GemmConfig<SwapTile<T>, typename DownConfig::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::ColumnMajor>>;
+using SwapDownConfig = SwapDownConfigT<kMlpSwapTileN>;
+using SwapGeluConfig = SwapUpConfigT<activation::gelu, kMlpSwapTileN>;
 static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
                   WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2 && NarrowSwiGluConfig::out_tile_n == kMlpNarrowTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
@@ -213,6 +222,20 @@ struct Inline {
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
     return sm90::Gemm<SwapDownConfig, PlainStage, sm90::grid_wait::before_loads>::make_launch(s, a);
   }
+  // The same with wide token tiles (T in kMlpSwapWideTiles), GEMM1 with either epilogue.
+  template <int T>
+  static result<StageLaunch> up_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapUpConfigT<A, T>>& a) {
+    return sm90::Gemm<SwapUpConfigT<A, T>, PlainStage>::make_launch(s, a);
+  }
+  template <int T>
+  static result<StageLaunch> down_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
+    return sm90::Gemm<SwapDownConfigT<T>, PlainStage>::make_launch(s, a);
+  }
+  template <int T>
+  static result<StageLaunch> down_swapped_wide_after_grid(const PlainStage& s,
+                                                          const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
+    return sm90::Gemm<SwapDownConfigT<T>, PlainStage, sm90::grid_wait::before_loads>::make_launch(s, a);
+  }
 };
 // What a kernel set of Mlp<A, Kernels> provides: static functions that make the StageLaunch of each
 // GEMM the op may plan (the argument types say which configuration and stage). Inline<A> instantiates
@@ -232,7 +255,11 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
                                 const sm90::GemmArguments<PairUpConfig<A>>& up_pair,
                                 const sm90::GemmArguments<PairDownConfig>& down_pair,
                                 const sm90::GemmArguments<SwapGeluConfig>& up_swapped,
-                                const sm90::GemmArguments<SwapDownConfig>& down_swapped) {
+                                const sm90::GemmArguments<SwapDownConfig>& down_swapped,
+                                const sm90::GemmArguments<SwapUpConfigT<A, kMlpSwapMidTileN>>& up_swapped_mid,
+                                const sm90::GemmArguments<SwapDownConfigT<kMlpSwapMidTileN>>& down_swapped_mid,
+                                const sm90::GemmArguments<SwapUpConfigT<A, kMlpSwapWideTileN>>& up_swapped_wide,
+                                const sm90::GemmArguments<SwapDownConfigT<kMlpSwapWideTileN>>& down_swapped_wide) {
   { K::up(plain, up) } -> std::same_as<result<StageLaunch>>;
   { K::up(up_kblock, up) } -> std::same_as<result<StageLaunch>>;
   { K::up(up_row, up) } -> std::same_as<result<StageLaunch>>;
@@ -254,6 +281,12 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::down_pair_after_grid(plain, down_pair) } -> std::same_as<result<StageLaunch>>;
   { K::down_swapped(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
   { K::down_swapped_after_grid(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
+  { K::template up_swapped_wide<kMlpSwapMidTileN>(plain, up_swapped_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide<kMlpSwapMidTileN>(plain, down_swapped_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide_after_grid<kMlpSwapMidTileN>(plain, down_swapped_mid) } -> std::same_as<result<StageLaunch>>;
+  { K::template up_swapped_wide<kMlpSwapWideTileN>(plain, up_swapped_wide) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide_after_grid<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
 } && (A != activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
   { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
 });
@@ -455,14 +488,21 @@ class Mlp {
     // the tiles can leave a ragged last wave (a tail band of a few rows whose CTAs finish early,
     // 1.1 waves of equal tiles) that smaller CTA parts fill better; with one band, other splits than
     // the one-wave rule. Duplicates of the planned chain are skipped below.
-    if (o.plan.split1 == 0 && o.plan.split2 == 0 && bp.policy == mlp_policy::none && !bp.swap_gemm1 && !bp.swap_gemm2 &&
-        !bp.pairs1 && !bp.pairs2) {
+    // A swapped plan (192-token tiles) keeps its forms.
+    const bool narrow_swap = bp.swap_tile1 == kMlpSwapTileN || bp.swap_tile2 == kMlpSwapTileN;
+    if (o.plan.split1 == 0 && o.plan.split2 == 0 && bp.policy == mlp_policy::none && !narrow_swap && !bp.pairs1 &&
+        !bp.pairs2) {
       const int k1 = ceil_div(shape.hidden, kMlpTileK), k2 = ceil_div(shape.ffn, kMlpTileK);
       for (int s1 : {1, 2, 3})
         for (int s2 : {1, 2, 3})
           if ((s1 != bp.split1 || s2 != bp.split2) && s1 <= k1 && s2 <= k2)
-            cands.push_back({mlp_policy::none, bp.group_m, bp.tile_n1, bp.tile_n2, -1, -2, -2, -2, -2, s1, s2});
+            cands.push_back({mlp_policy::none, bp.group_m, bp.tile_n1, bp.tile_n2, -1, bp.swap_gemm2 ? 1 : 0,
+                             bp.swap_gemm1 ? 1 : 0, -2, -2, s1, s2});
     }
+    // Where one 192-token tile covers the batch, each GEMM plain (the model's width) and swapped.
+    if (bp.policy == mlp_policy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapWideTileN)
+      for (int s1 : {0, 1})
+        for (int s2 : {0, 1}) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, s2, s1});
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
     // At decode, the swapped GEMMs (off by default: measured slower, docs/mlp.md), or the caller's
@@ -547,9 +587,9 @@ class Mlp {
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
                     ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm1 ? kMlpSwapTileN : ms[i]->plan_.tile_n1, ms[i]->plan_.pairs1 ? "p" : "",
+                    ms[i]->plan_.swap_gemm1 ? ms[i]->plan_.swap_tile1 : ms[i]->plan_.tile_n1, ms[i]->plan_.pairs1 ? "p" : "",
                     ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm2 ? kMlpSwapTileN : ms[i]->plan_.tile_n2, ms[i]->plan_.pairs2 ? "p" : "",
+                    ms[i]->plan_.swap_gemm2 ? ms[i]->plan_.swap_tile2 : ms[i]->plan_.tile_n2, ms[i]->plan_.pairs2 ? "p" : "",
                     ms[i]->plan_.split1, ms[i]->plan_.split2,
                     ms[i]->plan_.l2_prefetch_kblocks > 0
                         ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
@@ -615,12 +655,23 @@ class Mlp {
       return formed_(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.split1, next, launch);
     };
     using namespace mlp_kernels;
+    auto swapped_wide = [&](auto tokens) {
+      constexpr int T = decltype(tokens)::value;
+      return formed_(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
+                     [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); });
+    };
+    if (plan_.swap_gemm1 && plan_.swap_tile1 == kMlpSwapMidTileN)
+      return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (plan_.swap_gemm1 && plan_.swap_tile1 == kMlpSwapWideTileN)
+      return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
     if (plan_.swap_gemm1) {
       if constexpr (Act == activation::gelu)
-        return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
-                       [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
-      else
-        return unformed_(status(errc::not_supported, "baton::ops::mlp: the swapped GEMM1 needs the GeLU activation"));
+        if (plan_.swap_tile1 == kMlpSwapTileN)
+          return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
+                         [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
+      return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
+                                                       std::to_string(plan_.swap_tile1) + "-token tiles for " +
+                                                       to_string(Act) + " (kernels: 160, 192, and 32 with GeLU)"));
     }
     switch (plan_.tile_n1) {
       case kMlpTileN:
@@ -653,6 +704,21 @@ class Mlp {
       return formed_(sm90::GemmArguments<C>{s.m, s.hidden, s.ffn, y, w2, z}, plan_.split2, {}, launch);
     };
     using namespace mlp_kernels;
+    auto swapped_wide = [&](auto tokens) {
+      constexpr int T = decltype(tokens)::value;
+      return formed_(sm90::GemmArguments<SwapDownConfigT<T>>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.split2, {},
+                     [](const auto& st, const auto& a, bool after_grid) {
+                       return after_grid ? Kernels::template down_swapped_wide_after_grid<T>(st, a)
+                                         : Kernels::template down_swapped_wide<T>(st, a);
+                     });
+    };
+    if (plan_.swap_gemm2 && plan_.swap_tile2 == kMlpSwapMidTileN)
+      return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (plan_.swap_gemm2 && plan_.swap_tile2 == kMlpSwapWideTileN)
+      return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+    if (plan_.swap_gemm2 && plan_.swap_tile2 != kMlpSwapTileN)
+      return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM2 kernel of " +
+                                                       std::to_string(plan_.swap_tile2) + "-token tiles (kernels: 32, 160, 192)"));
     if (plan_.swap_gemm2)
       return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.split2, {},
                      [](const auto& st, const auto& a, bool after_grid) {

@@ -66,17 +66,19 @@ struct MlpOptions {
   // boundary at decode. 0: off, the default: on the H200 it measured slower at every decode shape
   // with 8, 24 and 48 MB (docs/mlp.md, "The op").
   int l2_prefetch_mb = 0;
-  // GEMM2 with its operands swapped (sm90 GEMM of W2 [H, F] times Y^T, D column-major = Z row-major,
-  // tiles of 128 hidden units x kMlpSwapTileN tokens): at decode the 128-row token tile of the
-  // plain GEMM is mostly padding and its shared-memory stages hold 16 KB of activations for 1 KB of
-  // use, so the swapped form keeps ~1.7x more weight bytes in flight per SM (10 vs 6 pipeline
-  // stages). It measured slower than the plain GEMM at every decode M on the H200 (docs/mlp.md,
-  // "The op"), so it is off by default; MlpRunOptions::tune tries it
-  // at m <= kMlpSwapTileN. 0: off; 1: on (policy none; GEMM2 then keeps 128-row tiles).
-  int swap_gemm2 = 0;
-  // The same for GEMM1 with the GeLU epilogue (X W1^T as W1 X^T, Y written column-major as Y^T;
-  // the SwiGLU pair epilogue has no swapped form). 0: off (the default); 1: on.
-  int swap_gemm1 = 0;
+  // GEMM2 with its operands swapped (sm90 GEMM of W2 [H, F] times Y^T, D column-major = Z row-major)
+  // in tiles of 128 hidden units x mlp_swap_tile(m) tokens: 32 at decode, 192 above (one token tile
+  // then covers a batch of up to 192 tokens, where the plain GEMM's 128-row tiles make two bands that
+  // stream the weights twice and leave the second band's CTAs half idle). -1: automatic (the default):
+  // with policy none and the width left open, the cost model (mlp_cost.hpp) weighs the 192-token
+  // form against the plain widths at 32 < m <= 192; the 32-token form measured slower than the plain
+  // GEMM at every decode M on the H200 (docs/mlp.md, "The op"), so it runs only when asked for or
+  // picked by MlpRunOptions::tune. 0: off; 1: on (policy none; GEMM2 then keeps 128-row tiles).
+  int swap_gemm2 = -1;
+  // The same for GEMM1 (X W1^T as W1 X^T, Y written as Y^T column-major; with SwiGLU the packed
+  // gate/up rows of W1 pair up as adjacent accumulator rows). The 32-token form exists for GeLU
+  // only; a swapped SwiGLU GEMM1 always has 192-token tiles.
+  int swap_gemm1 = -1;
   // Policy none: GEMM2 PDL-launched, its weights streaming into its pipeline before
   // griddepcontrol.wait (then its loads of Y), so its launch, prologue and first weight loads overlap
   // GEMM1's last tiles; otherwise launched after GEMM1. -1: automatic (PDL when GEMM1's CTAs fit in
@@ -109,8 +111,17 @@ inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
 }
 
-// Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2).
-inline constexpr int kMlpSwapTileN = 32;
+// Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2): 32 at decode,
+// 160 and 192 for batches that one wide token tile covers (the GMMA computes every token column of
+// the tile, so the narrowest tile that covers m wastes the least).
+inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192;
+inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN};
+// The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
+// kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the narrowest wide tile that covers m (192
+// past it: several token tiles).
+inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
+  return m <= kMlpSwapTileN && has_narrow ? kMlpSwapTileN : m <= kMlpSwapMidTileN ? kMlpSwapMidTileN : kMlpSwapWideTileN;
+}
 
 static_assert(kMlpCostTileM == kMlpTileM && kMlpCostTileK == kMlpTileK,
               "baton::ops::mlp: the cost model's tile constants must match the op's");
@@ -135,7 +146,8 @@ struct MlpPlan {
   int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
   int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
   bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
-  bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (GeLU; gemm1 then counts F tiles x token tiles)
+  bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (gemm1 then counts F (or 2F) tiles x token tiles)
+  int swap_tile2 = 0, swap_tile1 = 0;  // tokens per tile of a swapped GEMM (mlp_swap_tile), else 0
   bool pdl = true;              // GEMM2 PDL-launched (row / kblock chains always are)
   bool pairs1 = false, pairs2 = false;  // GEMM1 / GEMM2 as CTA pairs (MlpOptions::cta_pairs)
   double expected_us = 0;       // the cost model's time for the chain (mlp_cost.hpp); 0: not modeled
@@ -145,10 +157,10 @@ struct MlpPlan {
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
            ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles " +
-           (swap_gemm1 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W1 x X^T)"
+           (swap_gemm1 ? "swapped 128x" + std::to_string(swap_tile1) + " (W1 x X^T)"
                        : "128x" + std::to_string(tile_n1) + (pairs1 ? " pairs" : "")) +
            "/" +
-           (swap_gemm2 ? "swapped 128x" + std::to_string(kMlpSwapTileN) + " (W2 x Y^T)"
+           (swap_gemm2 ? "swapped 128x" + std::to_string(swap_tile2) + " (W2 x Y^T)"
                        : "128x" + std::to_string(tile_n2) + (pairs2 ? " pairs" : "")) +
            ", tile order Grouped{" +
            std::to_string(group_m) + "}, GEMM2 " + (pdl ? "PDL-launched" : "after GEMM1") + ", L2 prefetch of W2 " +
@@ -272,11 +284,11 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.l2_prefetch_mb < 0 || opt.l2_prefetch_mb > 4096)
     return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be 0 (off) to 4096, got " +
                                               std::to_string(opt.l2_prefetch_mb));
-  if (opt.swap_gemm1 < 0 || opt.swap_gemm1 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be 0 (off) or 1 (on), got " +
+  if (opt.swap_gemm1 < -1 || opt.swap_gemm1 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be -1 (automatic), 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm1));
-  if (opt.swap_gemm2 < 0 || opt.swap_gemm2 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be 0 (off) or 1 (on), got " +
+  if (opt.swap_gemm2 < -1 || opt.swap_gemm2 > 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be -1 (automatic), 0 (off) or 1 (on), got " +
                                               std::to_string(opt.swap_gemm2));
   if (opt.cta_pairs < 0 || opt.cta_pairs > 1)
     return status(errc::invalid_argument, "baton::ops::mlp: cta_pairs must be 0 (off) or 1 (on), got " +
@@ -321,31 +333,43 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   const int group = opt.group_m > 0 ? opt.group_m : mlp_group_m(Grid{rows, 1, 1});
   struct Choice {
     int width = kMlpTileN, split = 1;
+    int swap = 0;  // tokens per tile of the swapped form, 0: plain
     double us = -1;
   };
   const MlpCostModel model{};
-  auto choose = [&](int n, int k_tiles, int want_width, int want_split, bool first) {
+  // weigh_swap: the swapped form with a wide token tile that covers m is a candidate too.
+  auto choose = [&](int n, int k_tiles, int want_width, int want_split, bool first, bool weigh_swap) {
     Choice best;
-    for (int w : kMlpTileWidths) {
-      if (want_width > 0 && w != want_width) continue;
+    auto consider = [&](int w, int swap) {
+      const int64_t tiles = swap > 0 ? int64_t(ceil_div(n, kMlpTileM)) * ceil_div(s.m, swap)
+                                     : int64_t(rows) * ceil_div(n, w);
       for (int sp = 1; sp <= 8; ++sp) {
         // Split-K only over fewer tiles than SMs, in parts of >= 8 k-blocks (mlp_cost.hpp).
-        const int64_t tiles = int64_t(rows) * ceil_div(n, w);
         if (want_split > 0 ? sp != want_split : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms)))) continue;
-        double us = mlp_gemm_cost_us(model, MlpGemmShape{s.m, n, first ? s.hidden : s.ffn, w, sp, group}, sms);
+        double us = mlp_gemm_cost_us(model, MlpGemmShape{s.m, n, first ? s.hidden : s.ffn, w, sp, group, swap}, sms);
         if (first) {
           const int64_t ctas = tiles * sp;
           const bool pdl = opt.pdl == 1 || (opt.pdl == -1 && ctas <= int64_t(sms));
           if (!pdl) us += model.serial_gap_us;
         }
-        if (best.us < 0 || us < best.us) best = Choice{w, sp, us};
+        if (best.us < 0 || us < best.us) best = Choice{w, sp, swap, us};
       }
-    }
+    };
+    for (int w : kMlpTileWidths)
+      if (want_width <= 0 || w == want_width) consider(w, 0);
+    if (weigh_swap)
+      for (int t : kMlpSwapWideTiles)
+        if (s.m <= t) consider(kMlpTileN, t);
     return best;
   };
   const bool model1 = may_widen && opt.swap_gemm1 != 1, model2 = may_widen && opt.swap_gemm2 != 1;
-  const Choice c1 = model1 ? choose(n1, k1, opt.tile_n1, opt.split1, true) : Choice{};
-  const Choice c2 = model2 ? choose(s.hidden, k2, opt.tile_n2, opt.split2, false) : Choice{};
+  // The automatic swap: a wide token tile (160 or 192) where one covers the batch (32 < m <= 192),
+  // unless the caller fixed the width or said no.
+  const bool wide_swap_range = s.m > kMlpSwapTileN && s.m <= kMlpSwapWideTileN;
+  const bool weigh_swap1 = model1 && opt.swap_gemm1 == -1 && opt.tile_n1 == 0 && wide_swap_range;
+  const bool weigh_swap2 = model2 && opt.swap_gemm2 == -1 && opt.tile_n2 == 0 && wide_swap_range;
+  const Choice c1 = model1 ? choose(n1, k1, opt.tile_n1, opt.split1, true, weigh_swap1) : Choice{};
+  const Choice c2 = model2 ? choose(s.hidden, k2, opt.tile_n2, opt.split2, false, weigh_swap2) : Choice{};
   p.tile_n1 = model1 ? c1.width : opt.tile_n1 > 0 ? opt.tile_n1 : kMlpTileN;
   p.tile_n2 = model2 ? c2.width : opt.tile_n2 > 0 ? opt.tile_n2 : kMlpTileN;
   if (opt.cta_pairs == 1 && p.policy != mlp_policy::none)
@@ -361,24 +385,27 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   p.split1 = model1 ? c1.split : p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   p.split2 = model2 ? c2.split : p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
-  // The swapped GEMM2: hidden tiles x token tiles, its own split-K.
+  // A swapped GEMM: weight tiles x token tiles, its own split-K (the model's when it chose the
+  // swap, else the caller's or choose_split_k).
   if (opt.swap_gemm2 == 1 && (p.policy != mlp_policy::none || p.tile_n2 != kMlpTileN))
     return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM2 needs policy none and 128-wide "
                                            "GEMM2 tiles (it neither waits nor posts), got policy " + to_string(p.policy) +
                                            " and 128x" + std::to_string(p.tile_n2));
-  p.swap_gemm2 = opt.swap_gemm2 == 1;
+  p.swap_gemm2 = opt.swap_gemm2 == 1 || (model2 && c2.swap > 0);
   if (p.swap_gemm2) {
-    p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
-    p.split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
+    p.swap_tile2 = model2 ? c2.swap : mlp_swap_tile(s.m, true);
+    p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, p.swap_tile2), 1};
+    p.split2 = model2 ? c2.split : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
   }
-  if (opt.swap_gemm1 == 1 && (p.policy != mlp_policy::none || p.tile_n1 != kMlpTileN || s.act != activation::gelu))
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM1 needs the GeLU activation, "
-                                           "policy none and 128-wide GEMM1 tiles, got " + to_string(s.act) +
-                                           ", policy " + to_string(p.policy) + " and 128x" + std::to_string(p.tile_n1));
-  p.swap_gemm1 = opt.swap_gemm1 == 1;
+  if (opt.swap_gemm1 == 1 && (p.policy != mlp_policy::none || p.tile_n1 != kMlpTileN))
+    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM1 needs policy none and 128-wide "
+                                           "GEMM1 tiles, got policy " + to_string(p.policy) + " and 128x" +
+                                           std::to_string(p.tile_n1));
+  p.swap_gemm1 = opt.swap_gemm1 == 1 || (model1 && c1.swap > 0);
   if (p.swap_gemm1) {
-    p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, kMlpSwapTileN), 1};
-    p.split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
+    p.swap_tile1 = model1 ? c1.swap : mlp_swap_tile(s.m, s.act == activation::gelu);
+    p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, p.swap_tile1), 1};
+    p.split1 = model1 ? c1.split : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
   }
   // The automatic policy's reason, restated for the grid GEMM1 runs with.
   if (opt.policy == mlp_policy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.split1);
@@ -387,9 +414,12 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
           (opt.pdl == -1 && p.gemm1.size() * int64_t(p.split1) <= int64_t(sms));
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
-  if (p.policy == mlp_policy::none && !p.swap_gemm1 && !p.swap_gemm2 && !p.pairs1 && !p.pairs2 && p.l2_prefetch_kblocks == 0)
-    p.expected_us = mlp_chain_cost_us(model, MlpGemmShape{s.m, n1, s.hidden, p.tile_n1, p.split1, p.group_m},
-                                      MlpGemmShape{s.m, s.hidden, s.ffn, p.tile_n2, p.split2, p.group_m}, p.pdl, sms);
+  // The model's time for the chain it can describe (not CTA pairs, the L2 prefetch or 32-token tiles).
+  if (p.policy == mlp_policy::none && p.swap_tile1 != kMlpSwapTileN && p.swap_tile2 != kMlpSwapTileN && !p.pairs1 &&
+      !p.pairs2 && p.l2_prefetch_kblocks == 0)
+    p.expected_us = mlp_chain_cost_us(model, MlpGemmShape{s.m, n1, s.hidden, p.tile_n1, p.split1, p.group_m, p.swap_tile1},
+                                      MlpGemmShape{s.m, s.hidden, s.ffn, p.tile_n2, p.split2, p.group_m, p.swap_tile2},
+                                      p.pdl, sms);
   return p;
 }
 

@@ -4,7 +4,7 @@
 //   using Mlp = baton::ops::CompiledMlp<baton::ops::activation::swiglu>;
 //   auto mlp = Mlp::create(shape, tensors, stream);   // as baton::ops::Mlp; no kernel compiled here
 //
-// The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 22 kernels in the
+// The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 27-28 kernels in the
 // including translation unit (~1 min and ~3 GB of compiler memory each). Here they are only
 // declared: compiled_launch<Config, Stage, GridWait> has no definition in
 // any header a user includes, and the library defines one explicit instantiation per translation
@@ -81,6 +81,19 @@ struct Compiled {
   // PDL-launched: griddepcontrol.wait before any load (the swapped GEMM2's B is Y).
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
     return launch<SwapDownConfig, PlainStage, sm90::grid_wait::before_loads>(s, a);
+  }
+  template <int T>
+  static result<StageLaunch> up_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapUpConfigT<A, T>>& a) {
+    return launch<SwapUpConfigT<A, T>>(s, a);
+  }
+  template <int T>
+  static result<StageLaunch> down_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
+    return launch<SwapDownConfigT<T>>(s, a);
+  }
+  template <int T>
+  static result<StageLaunch> down_swapped_wide_after_grid(const PlainStage& s,
+                                                          const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
+    return launch<SwapDownConfigT<T>, PlainStage, sm90::grid_wait::before_loads>(s, a);
   }
 };
 static_assert(MlpKernelSet<Compiled<activation::gelu>, activation::gelu> &&

@@ -18,6 +18,13 @@
 // - Split-K is for GEMMs with fewer tiles than SMs (plan_mlp only weighs it there): the fit saw it
 //   only in that range and across several waves of tiles it only adds partial-tile traffic, which the
 //   once-per-GEMM reduction term does not charge.
+// - A swapped GEMM (MlpGemmShape::swap_tokens = T: weights x tokens^T in tiles of 128 weight rows x
+//   T tokens, what the op runs for a batch that one T-token tile covers) is the same list schedule
+//   over (weight tile, token tile, part) CTAs. Its k-block's MMA covers all T token columns (the
+//   GMMA's N is fixed, so tokens past m are computed and dropped), it streams 128 weight rows per
+//   k-block, and it reads the weights from HBM once. Its tile has the shape and shared-memory stages
+//   of a plain 128 x T tile, so the plain fit's constants carry over; the op's tuning times it
+//   against the plain chains wherever the model would pick it.
 // - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
 //   instead of PDL-launched.
 // The constants are a least-squares fit (log error) to 3,576 chains the op's tuning timed on the
@@ -44,20 +51,49 @@ struct MlpCostModel {
   double serial_gap_us = 6.50;         // GEMM2 launched after GEMM1 (not PDL)
 };
 
-// One GEMM as the op runs it without waits: D[m, n] = A[m, k] B[n, k]^T in 128 x tile_n tiles.
+// One GEMM as the op runs it without waits: D[m, n] = A[m, k] B[n, k]^T in 128 x tile_n tiles, or
+// swapped (swap_tokens > 0): D^T = B A^T in tiles of 128 rows of B (n) x swap_tokens rows of A (m);
+// tile_n is then unused.
 struct MlpGemmShape {
   int m = 0, n = 0, k = 0;
   int tile_n = 128;
   int split = 1;
   int group_m = 1;
+  int swap_tokens = 0;
 };
 
 inline constexpr int kMlpCostTileM = 128, kMlpCostTileK = 64;
 
+namespace detail {
+// The makespan of `ctas` CTAs of `per_cta_us` each (equal CTAs: the list schedule is round-robin).
+inline double equal_ctas_makespan_us(int64_t ctas, int sms, double per_cta_us) {
+  return double((ctas + sms - 1) / sms) * per_cta_us;
+}
+}  // namespace detail
+
+// A swapped GEMM (g.swap_tokens > 0; see above). Every CTA has the same 128 x T tile, so the list
+// schedule reduces to waves of CTAs (a split's parts differ by at most one k-block: the longest is
+// charged).
+inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int sms) {
+  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t token_tiles = cdiv(g.m, g.swap_tokens), weight_tiles = cdiv(g.n, kMlpCostTileM);
+  const int64_t kb = cdiv(g.k, kMlpCostTileK);
+  const double stream_us = double(kMlpCostTileM) * kMlpCostTileK * 2 / c.sm_bytes_per_us;
+  const double mma = c.kblock_mma_us * double(g.swap_tokens) / 128.0;
+  const double per_kb = (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
+  const int64_t longest = cdiv(kb, g.split);
+  double t = detail::equal_ctas_makespan_us(token_tiles * weight_tiles * g.split, sms, c.cta_us + double(longest) * per_kb);
+  if (g.split > 1) t += c.split_reduce_us * double(g.swap_tokens) / 128.0;
+  const double bytes = double(g.n) * g.k * 2 + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
+  const double hbm = bytes / c.hbm_bytes_per_us;
+  return t > hbm ? t : hbm;
+}
+
 // The GEMM's expected time in microseconds (see above); 0 for an empty or invalid shape.
 inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int sms) {
-  if (g.m < 1 || g.n < 1 || g.k < 1 || g.tile_n < 1 || g.split < 1 || sms < 1) return 0;
+  if (g.m < 1 || g.n < 1 || g.k < 1 || g.tile_n < 1 || g.split < 1 || sms < 1 || g.swap_tokens < 0) return 0;
   auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  if (g.swap_tokens > 0) return mlp_swapped_gemm_cost_us(c, g, sms);
   const int rows = int(cdiv(g.m, kMlpCostTileM)), cols = int(cdiv(g.n, g.tile_n));
   const int kb = int(cdiv(g.k, kMlpCostTileK));
   const int group = g.group_m < 1 ? 1 : (g.group_m > rows ? rows : g.group_m);

@@ -394,6 +394,21 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap12_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_split3x2_m32", G, 32, 520, 344, None, 3, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap1_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
+        // wide token tiles (160 and 192 tokens; SwiGLU GEMM1's pair epilogue swapped: gate/up rows
+        // four lanes apart): one token tile just past a 128-row band, a full tile, shortened token
+        // boxes (8, 128, 160 rows), split-K, PDL and plain launches, ragged F / 2F / H weight tiles
+        Case{"swiglu_none_swap160_m129", S, 129, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap160_m160", S, 160, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap192_split3x2_m180", S, 180, 520, 344, None, 3, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap1_160_m8", S, 8, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1},
+        Case{"swiglu_none_swap1_192_serial_m192", S, 192, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 0, 0, 1, 1, 0, 0},
+        Case{"gelu_none_swap160_m100", G, 100, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap160_pdl_m150", G, 150, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 1, 1},
+        Case{"gelu_none_swap192_serial_split2_m170", G, 170, 520, 344, None, 2, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 0, 0},
+        Case{"swiglu_none_swap2_192_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 0, 0},
+        // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
+        // shape where the model picks it
+        Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
         Case{"gelu_tuned_m8_h1024_f2048", G, 8, 1024, 2048, Auto, 0, 0, 0, 0, true},
         // a ragged last band of one row (m = 129, 257): its A box shortened to 8 rows, the other bands
         // full, under waits, split-K and wide tiles
