@@ -73,10 +73,10 @@ TEST(Batonc, GoldenProgramsCompileToTheCommittedHeadersAndExplanations) {
   const auto progs = files(kDslDir / "golden", ".baton");
   // The forms issue 5 lists: row GEMM, SwiGLU pair, 3x3 conv, stride-2 conv, attention, transposed,
   // 3-stage chain, custom grouping; plus the MLP op's own description.
-  // Issue 23's worked programs: the ResNet basic block (against conv_exact) and QKV -> causal
-  // attention -> O-proj (against causal_attention and gemm_a).
-  const std::set<std::string> want{"attention", "chain3",     "conv3x3",      "conv_stride2",    "gemm_row",
-                                   "grouping",  "swiglu",     "transposed",   "resnet_block",    "causal_attention"};
+  // Issue 23's worked programs: the ResNet basic block and its downsampling block (stride 2,
+  // against conv_exact) and QKV -> causal attention -> O-proj (against causal_attention and gemm_a).
+  const std::set<std::string> want{"attention", "chain3", "conv3x3",      "conv_stride2",     "gemm_row",         "grouping",
+                                   "swiglu",    "transposed", "resnet_block", "resnet_downsample", "causal_attention"};
   std::set<std::string> have;
   for (const auto& p : progs) have.insert(p.stem().string());
   for (const auto& w : want) EXPECT_TRUE(have.count(w)) << "missing golden program " << w;

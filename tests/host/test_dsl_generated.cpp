@@ -6,7 +6,9 @@
 
 #if defined(BATON_HAVE_GENERATED)
 #include <functional>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "baton/ops/mlp.hpp"
 #include "attention.hpp"
@@ -18,6 +20,7 @@
 #include "grouping.hpp"
 #include "mlp.hpp"
 #include "resnet_block.hpp"
+#include "resnet_downsample.hpp"
 #include "swiglu.hpp"
 #include "transposed.hpp"
 
@@ -110,6 +113,24 @@ TEST(BatoncGenerated, PoliciesAreSoundAgainstTheLibrarysExactRelations) {
     expect_sound(resnet_block::conv1_to_conv2(p), resnet_block::conv1_to_conv2_exact_relation(p));
     expect_sound(resnet_block::conv1_to_conv2_row(p), resnet_block::conv1_to_conv2_exact_relation(p));
   }
+  // The downsampling block: conv1 (3x3, stride 2, pad 1) and the projection (1x1, stride 2) read x
+  // through strided taps, conv2 (3x3, stride 1) at the output's size; odd images and batches too.
+  for (auto [n, h, w] : {std::tuple{1, 56, 56}, std::tuple{2, 15, 13}, std::tuple{3, 9, 28}}) {
+    resnet_downsample::Params p;
+    p.N = n, p.H = h, p.W = w;
+    p.P = (h + 2 - 3) / 2 + 1, p.Q = (w + 2 - 3) / 2 + 1;
+    for (auto [maps, exact] : {std::pair{resnet_downsample::prev_to_conv1_relation(p), resnet_downsample::prev_to_conv1_exact_relation(p)},
+                               std::pair{resnet_downsample::prev_to_proj_relation(p), resnet_downsample::prev_to_proj_exact_relation(p)},
+                               std::pair{resnet_downsample::conv1_to_conv2_relation(p), resnet_downsample::conv1_to_conv2_exact_relation(p)}}) {
+      auto diff = baton::deps::compare(maps, exact);
+      ASSERT_TRUE(diff.ok()) << diff.error().to_string();
+      EXPECT_TRUE(diff.value().same()) << exact.description << ": " << diff.value().missing << " missing, " << diff.value().extra << " extra";
+    }
+    expect_sound(resnet_downsample::prev_to_conv1(p), resnet_downsample::prev_to_conv1_exact_relation(p));
+    expect_sound(resnet_downsample::prev_to_proj(p), resnet_downsample::prev_to_proj_exact_relation(p));
+    expect_sound(resnet_downsample::conv1_to_conv2(p), resnet_downsample::conv1_to_conv2_exact_relation(p));
+    expect_sound(resnet_downsample::proj_to_conv2(p), resnet_downsample::proj_to_conv2_relation(p));
+  }
   for (int t : {128, 300, 1024, 2048}) {
     causal_attention::Params p;
     p.T = t;
@@ -128,6 +149,24 @@ TEST(BatoncGenerated, PoliciesAreSoundAgainstTheLibrarysExactRelations) {
 TEST(BatoncGenerated, AttentionOverQkvWaitsForThreeProducerTilesToStart) {
   using namespace baton_gen;
   static_assert(std::is_same_v<causal_attention::qkv_to_attention_policy, baton::dsl::BoxesPolicy<baton::dsl::Grouping::tile>>);
+  // The downsampling block: conv1 (3x3, stride 2, pad 1) and the projection (1x1, stride 2) read x
+  // through strided taps, conv2 (3x3, stride 1) at the output's size; odd images and batches too.
+  for (auto [n, h, w] : {std::tuple{1, 56, 56}, std::tuple{2, 15, 13}, std::tuple{3, 9, 28}}) {
+    resnet_downsample::Params p;
+    p.N = n, p.H = h, p.W = w;
+    p.P = (h + 2 - 3) / 2 + 1, p.Q = (w + 2 - 3) / 2 + 1;
+    for (auto [maps, exact] : {std::pair{resnet_downsample::prev_to_conv1_relation(p), resnet_downsample::prev_to_conv1_exact_relation(p)},
+                               std::pair{resnet_downsample::prev_to_proj_relation(p), resnet_downsample::prev_to_proj_exact_relation(p)},
+                               std::pair{resnet_downsample::conv1_to_conv2_relation(p), resnet_downsample::conv1_to_conv2_exact_relation(p)}}) {
+      auto diff = baton::deps::compare(maps, exact);
+      ASSERT_TRUE(diff.ok()) << diff.error().to_string();
+      EXPECT_TRUE(diff.value().same()) << exact.description << ": " << diff.value().missing << " missing, " << diff.value().extra << " extra";
+    }
+    expect_sound(resnet_downsample::prev_to_conv1(p), resnet_downsample::prev_to_conv1_exact_relation(p));
+    expect_sound(resnet_downsample::prev_to_proj(p), resnet_downsample::prev_to_proj_exact_relation(p));
+    expect_sound(resnet_downsample::conv1_to_conv2(p), resnet_downsample::conv1_to_conv2_exact_relation(p));
+    expect_sound(resnet_downsample::proj_to_conv2(p), resnet_downsample::proj_to_conv2_relation(p));
+  }
   for (int t : {128, 300, 1024, 2048}) {
     causal_attention::Params p;
     p.T = t;

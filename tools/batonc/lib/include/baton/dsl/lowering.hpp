@@ -73,22 +73,29 @@ inline status conv_geometry(const Analysis& a, const StageInfo& s, const DimForm
         return err_(at[d], "the " + std::string(what[d]) + " shift of a strided '@conv' uses k-loop variable '" + s.kvars[0] +
                                "', whose bound depends on the tile; the filter's taps need k-loop variables with parameter bounds");
       BATON_TRY(eval_int(prog, *s.kext[j], b, ext));
-      span[d][c < 0 ? 0 : 1] += int64_t(c) * (ext - 1);
+      span[d][c < 0 ? 0 : 1] += int64_t(c) * (ext - 1);  // each term below 2^62, the sum checked below
+      if (span[d][0] < -(int64_t(1) << 40) || span[d][1] > (int64_t(1) << 40))
+        return err_(at[d], "the tap's " + std::string(what[d]) + " shift of '@conv' reaches past 2^40" + binding_note(a, b));
     }
     if (span[d][0] != -g.pad)
       return err_(at[d], "the tap's " + std::string(what[d]) + " shift runs from " + std::to_string(span[d][0]) + " to " +
                              std::to_string(span[d][1]) + ", but pad = " + std::to_string(g.pad) + " puts the first tap " +
                              std::to_string(g.pad) + " " + what[d] + (g.pad == 1 ? "" : "s") +
                              " before the output pixel's anchor (p*stride): its lowest value must be " + std::to_string(-g.pad) +
-                             " (the shift of filter " + what[d] + " r is r - pad)" + binding_note(a, b));
+                             " (filter " + what[d] + " " + (d ? "s" : "r") + " shifts by " + (d ? "s" : "r") + " - pad: " + (d ? "s" : "r") +
+                             " - " + std::to_string(g.pad) + " here)" + binding_note(a, b));
     const int64_t taps = span[d][1] - span[d][0] + 1;  // the filter's rows (columns), dilation included
     const int64_t room = int64_t(img[d]) + 2 * int64_t(g.pad) - taps;
-    if (room < 0)
-      return err_(f.conv_loc, "'@conv' has no output " + std::string(what[d]) + "s: (" + (d ? "W" : "H") + " + 2*pad - " + (d ? "S" : "R") +
-                                  ")/stride + 1 with " + (d ? "W = " : "H = ") + std::to_string(img[d]) + ", pad = " + std::to_string(g.pad) +
-                                  ", " + (d ? "S = " : "R = ") + std::to_string(taps) + " (the " + what[d] + "s the shift spans, " +
-                                  std::to_string(span[d][0]) + " to " + std::to_string(span[d][1]) +
-                                  "): the filter must fit the padded image" + binding_note(a, b));
+    if (room < 0) {
+      const std::string I = d ? "W" : "H", F = d ? "S" : "R";
+      return err_(f.conv_loc, "'@conv' has no output " + std::string(what[d]) + "s: (" + I + " + 2*pad - " + F + ")/stride + 1 = (" +
+                                  std::to_string(img[d]) + " + " + std::to_string(2 * int64_t(g.pad)) + " - " + std::to_string(taps) + ")/" +
+                                  std::to_string(g.stride) + " + 1 < 1, with " + F + " = " + std::to_string(taps) + " the " + what[d] +
+                                  "s the shift spans (" + std::to_string(span[d][0]) + " to " + std::to_string(span[d][1]) +
+                                  "): the filter must fit the padded image (a larger image or more padding)" + binding_note(a, b));
+    }
+    if (room / g.stride + 1 > (int64_t(1) << 28))
+      return err_(f.conv_loc, "'@conv' output images of more than 2^28 " + std::string(what[d]) + "s" + binding_note(a, b));
     out[d] = int(room / g.stride + 1);
   }
   g.out_h = out[0];
@@ -100,7 +107,9 @@ inline status conv_geometry(const Analysis& a, const StageInfo& s, const DimForm
   if (extent % hw != 0)
     return err_(f.loc, "a strided '@conv' reads whole images, but the dimension's extent " + std::to_string(extent) +
                            " is not a multiple of H*W = " + std::to_string(hw) + binding_note(a, b));
-  g.out_extent = extent / hw * g.out_h * g.out_w;
+  if (__builtin_mul_overflow(extent / hw, int64_t(g.out_h) * g.out_w, &g.out_extent) || g.out_extent > (int64_t(1) << 40))
+    return err_(f.loc, "a strided '@conv' reads " + std::to_string(extent / hw) + " images of " + std::to_string(g.out_h) + " x " +
+                           std::to_string(g.out_w) + " output pixels, past 2^40" + binding_note(a, b));
   return {};
 }
 
@@ -184,7 +193,9 @@ inline status edge_footprint(const Analysis& a, const EdgeInfo& e, const Binding
           ds += std::abs(double(x.sk[j])) * fp.kext[j];
         }
         span += dr * x.img_w + ds + double(x.img_h) * x.img_w;
-        if (x.out_h > 0) span += double(x.out_h) * x.out_w + double(x.stride) * (double(x.img_h) * x.img_w + x.img_w);
+        if (x.out_h > 0)  // the output pixels, and an output row's anchor p*stride, in input pixels
+          span += double(x.extent) / (double(x.img_h) * x.img_w) * x.out_h * x.out_w + double(x.out_h) * x.out_w +
+                  double(x.stride) * (double(x.img_h) * x.img_w + x.img_w);
       }
       const double wspan = (x.axis >= 0 ? double(x.pc) * double(gext[x.axis]) : 0.0) + std::abs(double(x.p0)) + x.pw;
       if (span > double(int64_t(1) << 30) || wspan > double(int64_t(1) << 30))
