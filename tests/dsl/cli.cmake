@@ -35,3 +35,9 @@ run(1 "--relation:1:27: gemm_a gives a producer grid of 2x8x1 tiles, but stage '
 run(2 "--relation takes relation lines only" tests/dsl/golden/gemm_row.baton --relation "param Q = 1")
 run(0 "relation: causal_attention (line 43), given apart from the maps: the maps read exactly what it reads"
     tests/dsl/golden/causal_attention.baton --explain)
+# A stride-2 policy proven against conv_exact (the downsampling block's 3x3 stride-2 conv1), and a
+# relation given on the command line that forgets the stride: it reads pixels the maps do not.
+run(0 "sound: prev -> conv1 = kblock covers every read of the maps and of conv_exact" tests/dsl/golden/resnet_downsample.baton
+    --check prev->conv1=kblock)
+run(1 "stage 'conv1' reads X through maps that miss what relation conv_exact (--relation) says it reads" tests/dsl/golden/resnet_downsample.baton
+    --relation "relation prev -> conv1 : conv_exact(n = N, h = H, w = W, c = C, r = 3, s = 3, stride = 1, pad = 1, prod_tile_m = 128, prod_tile_n = 64, cons_tile_m = 128, cons_tile_k = 64)")

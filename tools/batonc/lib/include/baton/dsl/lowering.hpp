@@ -1,7 +1,9 @@
 // baton/dsl/lowering.hpp — an edge's footprint (host only): the concrete footprint the maps give
 // at a binding, and the footprint the edge's policies are emitted with.
 //
-// Owns edge_footprint() (the edge's dsl::AffineFootprint at a binding, '@conv' taps included),
+// Owns conv_geometry() (a '@conv' dimension's images, and the strided form's output images, at a
+// binding, with located errors for its stride, pad and output size), edge_footprint() (the edge's
+// dsl::AffineFootprint at a binding, '@conv' taps included),
 // with_named_footprint() (baton's built-in footprints by name, made from it), the lowering of
 // GEMM-shaped edges to footprint::GemmA (lowers_to_gemm_a) and the choice to wait on the union of
 // an edge's read boxes rather than their bounding box (choose_boxes).
