@@ -344,8 +344,12 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
       const int64_t tiles = swap > 0 ? int64_t(ceil_div(n, kMlpTileM)) * ceil_div(s.m, swap)
                                      : int64_t(rows) * ceil_div(n, w);
       for (int sp = 1; sp <= 8; ++sp) {
-        // Split-K only over fewer tiles than SMs, in parts of >= 8 k-blocks (mlp_cost.hpp).
-        if (want_split > 0 ? sp != want_split : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms)))) continue;
+        // Split-K only over fewer tiles than SMs, in parts of >= 8 k-blocks (mlp_cost.hpp); a swapped
+        // GEMM in at most 3 parts, the splits its fit and tuning measured (8 parts of GPT-3's
+        // 160-token GEMM1 at m = 129 modeled faster than 2 and ran 1.2x slower).
+        if (want_split > 0 ? sp != want_split
+                           : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swap > 0 && sp > 3))))
+          continue;
         double us = mlp_gemm_cost_us(model, MlpGemmShape{s.m, n, first ? s.hidden : s.ffn, w, sp, group, swap}, sms);
         if (first) {
           const int64_t ctas = tiles * sp;
