@@ -1,10 +1,15 @@
-// baton/async/cancel.hpp — cancellation of work that has not started.
+// baton/async/cancel.hpp — cancellation of waits and of work that has not started.
 //
-// cancel_source / cancel_token are std::stop_source / std::stop_token. Cancellation is checked
-// only at start points; work that has started is never interrupted:
+// cancel_source / cancel_token are std::stop_source / std::stop_token. A token stops WAITING, never
+// the work waited for: a GPU kernel, a copy or a fake event runs on to its own end.
 //   * on(r, src, ex, token) -> status: errc::cancelled at once (continuing through ex, nothing
-//     registered, src not polled) if the token is cancelled when the co_await begins; once the
-//     wait is registered it runs to the source's completion (or the reactor's shutdown).
+//     registered, src not polled) if the token is cancelled when the co_await begins; if it is
+//     cancelled while the wait is registered, the reactor resumes the coroutine promptly (its next
+//     loop iteration, woken at once) with errc::cancelled, and src is never polled again. A stop
+//     racing the source's completion gives exactly one resumption, with whichever the reactor
+//     saw first (reactor.hpp). done(ctx, s, token) / ready(ctx, e, token) (cuda_await.cuh) work
+//     the same way; the when_all(stop, ...) of when.hpp stops such waits of a failed child's
+//     siblings.
 //   * guarded(token, t) -> task: when the guarded task starts, if the token is cancelled it
 //     finishes with errc::cancelled and t's body never runs (t's frame is freed unrun);
 //     otherwise it runs t to its end. Result type guarded_t<T>:

@@ -18,6 +18,15 @@
 // post announced the thread blocks on the condition variable without a timeout (an idle reactor
 // uses no CPU) until watch(), expect_post(), post() or shutdown.
 //
+// Cancellation of a registered wait (watch(..., cancel) with a wait_cancellation, below): the
+// waiter's owner sets its flag from any thread and calls wake(); the reactor thread, the only one
+// that ever resumes a registered waiter, drops it at its next iteration and resumes it once with
+// poll_state::failed and status(errc::cancelled, ...). The rule for a cancel racing a completion:
+// in each iteration a waiter is polled first and its flag read only if the poll says pending, so
+// whichever the reactor observes first wins and the waiter is resumed exactly once; a completion
+// that comes after the cancelled resumption is never seen (the reactor no longer holds the waiter).
+// What the cancelled wait was waiting for (a CUDA event, a fake event) is left as it is.
+//
 // Shutdown (shutdown() or the destructor): posted handles still run; every registered waiter,
 // and every watch() made after that, completes at once with poll_state::failed and
 // status(errc::cancelled, "reactor shut down"), resumed on its executor. Continuations that
@@ -39,6 +48,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -62,6 +73,7 @@ struct reactor_stats {
   std::uint64_t sleeps = 0;       // timed backoff sleeps
   std::uint64_t posted = 0;       // handles scheduled through post()
   std::uint64_t cancelled = 0;    // waiters cancelled by shutdown
+  std::uint64_t stopped = 0;      // waiters resumed early by their cancel flag (a stop token)
   std::uint64_t idle_waits = 0;   // untimed waits because nothing was registered
   std::uint64_t iterations = 0;   // loop iterations
   std::size_t waiting = 0;        // registered waiters not yet resumed (queued ones included)
@@ -91,7 +103,11 @@ class reactor {
   // Register a waiter. Thread-safe; does not poll `src` itself. After shutdown began it resumes
   // h (through ex) with the cancelled status — on the reactor thread while the shutdown is
   // draining, or on the calling thread once the reactor thread has finished.
-  void watch(completion_source& src, std::coroutine_handle<> h, executor& ex, poll_result& out) {
+  // cancel (optional): a flag the reactor reads while the source is pending; once it reads true
+  // it resumes h with the cancelled status instead of waiting on (see the header comment). The
+  // flag must stay alive until h is resumed, like src and out; set it, then call wake().
+  void watch(completion_source& src, std::coroutine_handle<> h, executor& ex, poll_result& out,
+             const std::atomic<bool>* cancel = nullptr) {
     waiting_.fetch_add(1, std::memory_order_relaxed);
     bool wake = false;
     bool closed = false;
@@ -99,7 +115,7 @@ class reactor {
       std::lock_guard<std::mutex> lk(m_);
       closed = closed_;
       if (!closed) {
-        incoming_.push_back(waiter{&src, h, &ex, &out});
+        incoming_.push_back(waiter{&src, h, &ex, &out, cancel});
         has_work_.store(true, std::memory_order_release);
         wake = sleeping_;
       }
@@ -112,6 +128,20 @@ class reactor {
     } else if (wake) {
       cv_.notify_one();
     }
+  }
+
+  // Cut the loop's backoff or idle wait short so that it looks at its waiters again: call it after
+  // setting a registered waiter's cancel flag. Thread-safe, cheap, harmless when spurious; it
+  // touches no waiter. A no-op once the reactor thread has finished.
+  void wake() {
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      if (closed_) return;
+      has_work_.store(true, std::memory_order_release);
+      wake = sleeping_;
+    }
+    if (wake) cv_.notify_one();
   }
 
   // Announce a post() that will come (callback mode, before handing the callback to CUDA): until
@@ -159,6 +189,7 @@ class reactor {
     s.sleeps = sleeps_.load(std::memory_order_relaxed);
     s.posted = posted_count_.load(std::memory_order_relaxed);
     s.cancelled = cancelled_.load(std::memory_order_relaxed);
+    s.stopped = stopped_.load(std::memory_order_relaxed);
     s.idle_waits = idle_waits_.load(std::memory_order_relaxed);
     s.iterations = iterations_.load(std::memory_order_relaxed);
     s.waiting = waiting_.load(std::memory_order_relaxed);
@@ -189,6 +220,7 @@ class reactor {
     std::coroutine_handle<> h;
     executor* ex;
     poll_result* out;
+    const std::atomic<bool>* cancel;  // null: not cancellable
   };
   struct posted {
     std::coroutine_handle<> h;
@@ -197,6 +229,9 @@ class reactor {
 
   static poll_result shutdown_result() {
     return poll_result{poll_state::failed, status(errc::cancelled, "reactor shut down")};
+  }
+  static poll_result stopped_result() {
+    return poll_result{poll_state::failed, status(errc::cancelled, "wait cancelled by its stop token")};
   }
 
   // Take the queues (caller holds m_). Returns stop_.
@@ -246,12 +281,19 @@ class reactor {
         poll_result r = w.src->poll();
         ++polls;
         if (r.state == poll_state::pending) {
-          active[keep++] = w;
-          continue;
+          // Completion first, then the flag: a source that finished is reported as finished even
+          // if a stop came meanwhile. Either way this is the waiter's one and only resumption.
+          if (w.cancel == nullptr || !w.cancel->load(std::memory_order_acquire)) {
+            active[keep++] = w;
+            continue;
+          }
+          r = stopped_result();
+          stopped_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          completions_.fetch_add(1, std::memory_order_relaxed);  // counted before the resume
         }
         progress = true;
         *w.out = std::move(r);
-        completions_.fetch_add(1, std::memory_order_relaxed);  // counted before the resume
         waiting_.fetch_sub(1, std::memory_order_relaxed);
         w.ex->execute(w.h);  // may run the continuation right here (inline_executor)
       }
@@ -325,12 +367,58 @@ class reactor {
   std::atomic<std::size_t> expected_posts_{0};  // expect_post() minus the expected post()s that came
   std::atomic<bool> has_work_{false};  // incoming_/posted_ non-empty or stop_ (set under m_)
 
-  std::atomic<std::uint64_t> polls_{0}, completions_{0}, sleeps_{0}, posted_count_{0}, cancelled_{0}, idle_waits_{0},
-      iterations_{0};
+  std::atomic<std::uint64_t> polls_{0}, completions_{0}, sleeps_{0}, posted_count_{0}, cancelled_{0}, stopped_{0},
+      idle_waits_{0}, iterations_{0};
   std::atomic<std::size_t> waiting_{0};
 
   std::mutex join_m_;
   std::thread thread_;  // last: started after everything above exists
+};
+
+// The cancellation side of one registered wait, owned by its awaiter (in the coroutine frame):
+//
+//   wait_cancellation c;                     // an awaiter member
+//   c.arm(r, token);                         // in await_suspend, BEFORE r.watch(..., c.flag())
+//   r.watch(src, h, ex, out, c.flag());      // nothing of the awaiter may be touched after this
+//
+// arm() registers a std::stop_callback that sets the flag and wakes the reactor; the reactor
+// resumes the waiter (see reactor's header comment). Lifetime rule: the callback touches the flag
+// and the reactor only. The flag lives until the awaiter is destroyed, which comes after the
+// reactor resumed the waiter (so the reactor never reads a freed flag), and ~stop_callback waits
+// for a callback running on another thread to return (so the callback never writes a freed
+// flag). A stop requested before arm() runs the callback inside arm(): the flag is set before the
+// waiter is even registered, and the reactor cancels it at its first look. The reactor must
+// outlive the armed wait (it already must outlive every registered waiter).
+class wait_cancellation {
+ public:
+  wait_cancellation() = default;
+  wait_cancellation(const wait_cancellation&) = delete;
+  wait_cancellation& operator=(const wait_cancellation&) = delete;
+
+  // No-op for a token that can never be stopped (then flag() stays null: not cancellable).
+  void arm(reactor& r, std::stop_token token) {
+    if (!token.stop_possible()) return;
+    r_ = &r;
+    armed_ = true;
+    cb_.emplace(std::move(token), on_stop{this});
+  }
+  // The flag to pass to reactor::watch (null when not armed).
+  [[nodiscard]] const std::atomic<bool>* flag() const noexcept { return armed_ ? &requested_ : nullptr; }
+  [[nodiscard]] bool requested() const noexcept { return requested_.load(std::memory_order_acquire); }
+
+ private:
+  struct on_stop {
+    wait_cancellation* self;
+    void operator()() const noexcept {
+      reactor* r = self->r_;
+      self->requested_.store(true, std::memory_order_release);
+      r->wake();  // the reactor outlives the wait; *self is not touched after the store
+    }
+  };
+  std::atomic<bool> requested_{false};
+  bool armed_ = false;
+  reactor* r_ = nullptr;
+  std::optional<std::stop_callback<on_stop>> cb_;  // last: deregistered first on destruction
 };
 
 }  // namespace baton::async

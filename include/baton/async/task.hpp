@@ -11,9 +11,10 @@
 //               Never call it from a thread_pool worker or the reactor thread.
 //   on(r, src, ex)  co_await -> status: wait for a completion_source through reactor r, then
 //               continue on executor ex. ok when ready; the source's error when it failed;
-//               errc::cancelled when the reactor shut down (or the token was cancelled before
-//               the wait was registered, see cancel.hpp). A source that is already finished is
-//               not registered: the coroutine continues through ex at once.
+//               errc::cancelled when the reactor shut down, or when the stop token of
+//               on(r, src, ex, token) (cancel.hpp) is stopped, before or during the wait. A
+//               source that is already finished is not registered: the coroutine continues
+//               through ex at once.
 //   schedule(ex)    co_await -> void: continue on executor ex.
 //   callback_completion   callback mode: complete() from any thread (e.g. a cudaLaunchHostFunc
 //               callback), co_await cb.wait(r, ex) -> status; resumption goes through
@@ -22,8 +23,9 @@
 // Errors: baton code never throws; results carry status (task<status>, task<result<T>>).
 // If a coroutine body throws anyway, the exception is captured in the promise and RETHROWN
 // where the task is awaited (and so, ultimately, from sync_wait). when_all rethrows a failed
-// child's exception after all children finished; when_any rethrows only the winner's and
-// drops the losers' exceptions.
+// child's exception after all children finished (the fail-fast when_all(stop, ...) also stops
+// the siblings first, see when.hpp); when_any rethrows only the winner's and drops the losers'
+// exceptions.
 #pragma once
 
 #include <atomic>
@@ -98,6 +100,8 @@ class task_promise final : public promise_base {
   [[nodiscard]] std::exception_ptr exception() const noexcept {
     return has_exception() ? std::get<2>(result_) : std::exception_ptr{};
   }
+  // The value of a finished task, without taking it; null if it has none (yet, or it threw).
+  [[nodiscard]] const T* peek() const noexcept { return std::get_if<1>(&result_); }
   // The value (moved out), or the captured exception rethrown.
   T take() {
     if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
@@ -273,10 +277,17 @@ T sync_wait(task<T> t) {
 
 // ---- awaiting a completion source -------------------------------------------------------------
 
+// With a stop token: stopped before the co_await -> errc::cancelled at once (nothing registered,
+// src not polled); stopped while registered -> the reactor resumes the coroutine promptly with
+// errc::cancelled, src is left as it is and never polled again (wait_cancellation, reactor.hpp,
+// has the rules for a stop racing the completion: exactly one resumption). Not movable once built
+// (it may hold a std::stop_callback): use it as the prvalue that on() returns.
 class on_awaiter {
  public:
   on_awaiter(reactor& r, completion_source& src, executor& ex, std::stop_token token = {}) noexcept
       : r_(&r), src_(&src), ex_(&ex), token_(std::move(token)) {}
+  on_awaiter(const on_awaiter&) = delete;
+  on_awaiter& operator=(const on_awaiter&) = delete;
 
   bool await_ready() const noexcept { return false; }
   bool await_suspend(std::coroutine_handle<> h) {
@@ -289,7 +300,8 @@ class on_awaiter {
       out_ = std::move(p);
       return detail::continue_on(*ex_, h);
     }
-    r_->watch(*src_, h, *ex_, out_);
+    cancel_.arm(*r_, std::move(token_));  // before watch(): afterwards *this may be gone
+    r_->watch(*src_, h, *ex_, out_, cancel_.flag());
     return true;  // `this` may already be gone: do not touch it
   }
   status await_resume() { return to_status(std::move(out_)); }
@@ -300,6 +312,7 @@ class on_awaiter {
   executor* ex_;
   std::stop_token token_;
   poll_result out_;
+  wait_cancellation cancel_;  // last: its stop_callback is deregistered before the rest goes
 };
 
 // co_await on(r, src, ex) -> status. `src` must outlive the wait.

@@ -1,8 +1,10 @@
 // baton/async/when.hpp — run tasks concurrently.
 //
-//   when_all(task<T>...)              -> task<std::tuple<V...>>
-//   when_all(std::vector<task<T>>)    -> task<std::vector<V>>
-//   when_any(std::vector<task<T>>)    -> task<std::pair<std::size_t, V>>
+//   when_all(task<T>...)                           -> task<std::tuple<V...>>
+//   when_all(std::vector<task<T>>)                 -> task<std::vector<V>>
+//   when_all(cancel_source, task<T>...)            -> task<result<std::tuple<V...>>>   (fail-fast)
+//   when_all(cancel_source, std::vector<task<T>>)  -> task<result<std::vector<V>>>     (fail-fast)
+//   when_any(std::vector<task<T>>)                 -> task<std::pair<std::size_t, V>>
 // where V is T, or std::monostate for T = void.
 //
 // All children are started when the combined task starts, one after the other on the starting
@@ -15,6 +17,26 @@
 // when_all waits for every child and returns the results in argument order. If a child's body
 // threw, the exception of the first such child (in order) is rethrown after all have finished.
 // Failures carried as status values are simply results: check them.
+//
+// Fail-fast when_all(stop, ...): the same start and the same wait for EVERY child (structured: no
+// child outlives it, and it never resumes before the last one finished), but the first child to
+// FAIL requests stop on `stop` (a std::stop_source; copies share one state). A child fails when
+// its body threw, or when its value is a status or result<U> that is not ok; for any other T only
+// a throw counts. The children see the stop only through the tokens they were given: pass
+// stop.get_token() to their on(..., token) / done(ctx, s, token) / ready(ctx, e, token) /
+// guarded(token, ...), and those waits return errc::cancelled promptly (the GPU work itself runs
+// on). Result: all values when no child failed; otherwise the FIRST failure in time (the one
+// whose failure was recorded first, by an atomic exchange that happens before the stop request,
+// so the siblings' resulting errc::cancelled never masks it): its exception rethrown unchanged
+// (same type, no context), or its status with the context "when_all child I of N" (its code and
+// cuda_code kept); the other children's values and exceptions are dropped. A stop requested from
+// outside cancels the children the same way; the first child to fail then is typically one that
+// reports errc::cancelled.
+//
+//   cancel_source stop;
+//   result<std::tuple<status, status>> r = co_await when_all(
+//       stop, step(ctx, s1, stop.get_token()), step(ctx, s2, stop.get_token()));
+//   if (!r.ok()) co_return r.error();  // "when_all child 1 of 2: CUDA error: ..."
 //
 // when_any returns the index and result of the first child to finish (decided by an atomic
 // exchange; children that finish synchronously at start win in order). Every child is started,
@@ -33,12 +55,14 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "baton/async/cancel.hpp"
 #include "baton/async/task.hpp"
 #include "baton/status.hpp"
 
@@ -135,6 +159,62 @@ struct when_all_start {
   }
   void await_resume() const noexcept {}
 };
+
+// ---- fail-fast when_all ----
+
+template <class V>
+struct is_result : std::false_type {};
+template <class U>
+struct is_result<result<U>> : std::true_type {};
+
+// Whether a finished child failed (see the header comment). noexcept: called from a runner.
+template <class T>
+bool child_failed(task<T>& t) noexcept {
+  auto& p = task_access::handle(t).promise();
+  if (p.has_exception()) return true;
+  if constexpr (std::is_same_v<T, status> || is_result<T>::value) {
+    const T* v = p.peek();
+    return v != nullptr && !v->ok();
+  } else {
+    return false;
+  }
+}
+
+struct when_all_stop_state {
+  cancel_source stop;
+  std::atomic<std::size_t> first{npos};  // the index of the first child that failed
+};
+
+template <class T>
+when_all_runner run_for_all_stop(task<T>& t, when_all_stop_state& st, std::size_t i) {
+  co_await task_access::completion(t);
+  if (child_failed(t)) {
+    std::size_t none = npos;
+    // Record first, stop second: a sibling cancelled by this stop finishes after the record.
+    if (st.first.compare_exchange_strong(none, i, std::memory_order_acq_rel)) st.stop.request_stop();
+  }
+}
+
+template <class... T, std::size_t... I>
+std::array<when_all_runner, sizeof...(T)> make_stop_runners(when_all_stop_state& st, std::index_sequence<I...>,
+                                                            task<T>&... ts) {
+  return {run_for_all_stop(ts, st, I)...};
+}
+
+// The failed child's error: its exception rethrown, or its status with "when_all child i of n".
+template <class T>
+status child_failure(task<T>& t, std::size_t i, std::size_t n) {
+  auto& p = task_access::handle(t).promise();
+  if (p.has_exception()) std::rethrow_exception(p.exception());
+  status s;
+  if constexpr (std::is_same_v<T, status>) {
+    s = *p.peek();
+  } else if constexpr (is_result<T>::value) {
+    s = p.peek()->error();
+  }
+  if (s.ok()) s = status(errc::invalid_argument, "recorded as failed but holds no error");  // cannot happen
+  return s.with_context("when_all child " + std::to_string(i) + " of " + std::to_string(n));
+}
 
 // ---- when_any ----
 
@@ -247,6 +327,43 @@ task<std::vector<when_value_t<T>>> when_all(std::vector<task<T>> tasks) {
   out.reserve(tasks.size());
   for (auto& t : tasks) out.push_back(detail::take_when_value(t));
   co_return std::move(out);
+}
+
+// Fail-fast forms (see the header comment).
+template <class... T>
+task<result<std::tuple<when_value_t<T>...>>> when_all(cancel_source stop, task<T>... tasks) {
+  using R = result<std::tuple<when_value_t<T>...>>;
+  [[maybe_unused]] constexpr std::size_t n = sizeof...(T);
+  detail::when_all_counter counter;
+  detail::when_all_stop_state st{std::move(stop)};
+  auto runners = detail::make_stop_runners(st, std::index_sequence_for<T...>{}, tasks...);
+  co_await detail::when_all_start{runners.data(), runners.size(), &counter};
+  const std::size_t first = st.first.load(std::memory_order_acquire);
+  if (first != npos) {
+    status err;
+    [[maybe_unused]] std::size_t i = 0;
+    ((i++ == first ? (void)(err = detail::child_failure(tasks, first, n)) : (void)0), ...);
+    co_return R(std::move(err));
+  }
+  co_return R(std::tuple<when_value_t<T>...>{detail::take_when_value(tasks)...});
+}
+
+template <class T>
+task<result<std::vector<when_value_t<T>>>> when_all(cancel_source stop, std::vector<task<T>> tasks) {
+  using R = result<std::vector<when_value_t<T>>>;
+  detail::when_all_counter counter;
+  detail::when_all_stop_state st{std::move(stop)};
+  std::vector<detail::when_all_runner> runners;
+  runners.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) runners.push_back(detail::run_for_all_stop(tasks[i], st, i));
+  co_await detail::when_all_start{runners.data(), runners.size(), &counter};
+  runners.clear();
+  const std::size_t first = st.first.load(std::memory_order_acquire);
+  if (first != npos) co_return R(detail::child_failure(tasks[first], first, tasks.size()));
+  std::vector<when_value_t<T>> out;
+  out.reserve(tasks.size());
+  for (auto& t : tasks) out.push_back(detail::take_when_value(t));
+  co_return R(std::move(out));
 }
 
 template <class T>
