@@ -400,7 +400,7 @@ class wait_cancellation {
     if (!token.stop_possible()) return;
     r_ = &r;
     armed_ = true;
-    cb_.emplace(std::move(token), on_stop{this});
+    (void)cb_.emplace(std::move(token), on_stop{this});  // (void): stop_callback is [[nodiscard]]
   }
   // The flag to pass to reactor::watch (null when not armed).
   [[nodiscard]] const std::atomic<bool>* flag() const noexcept { return armed_ ? &requested_ : nullptr; }
