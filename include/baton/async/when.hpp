@@ -36,7 +36,7 @@
 //   cancel_source stop;
 //   result<std::tuple<status, status>> r = co_await when_all(
 //       stop, step(ctx, s1, stop.get_token()), step(ctx, s2, stop.get_token()));
-//   if (!r.ok()) co_return r.error();  // "when_all child 1 of 2: CUDA error: ..."
+//   if (!r.ok()) co_return r.error();  // message(): "when_all child 1 of 2: <child 1's message>"
 //
 // when_any returns the index and result of the first child to finish (decided by an atomic
 // exchange; children that finish synchronously at start win in order). Every child is started,
