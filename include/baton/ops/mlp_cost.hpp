@@ -13,8 +13,9 @@
 //   at one SM's share of the memory system (sm_bytes_per_us).
 // - The GEMM's time is the makespan of that list schedule on `sms` SMs (a wave quantizes, a ragged
 //   last band of few rows finishes early), plus split_reduce_us + split_part_us x parts per 128
-//   columns when split-K parts are summed (the last part reads each part's partial tile), and at least the HBM time of what it must read once (weights once per group of row
-//   bands, activations, output) at hbm_bytes_per_us.
+//   columns when split-K parts are summed (the last part reads each part's partial tile), and at
+//   least the HBM time of what it must read once (weights once per group of row bands, activations,
+//   output) at hbm_bytes_per_us.
 // - Split-K is for GEMMs with fewer tiles than SMs (plan_mlp only weighs it there): the fit saw it
 //   only in that range and across several waves of tiles it only adds partial-tile traffic, which the
 //   once-per-GEMM reduction term does not charge.
