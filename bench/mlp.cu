@@ -90,6 +90,12 @@ using namespace baton_bench::mlp;
 
 namespace {
 
+// A GEMM's form as the CSV's `tiles` column writes it: 128x96, 128x96p (CTA pairs), swap128x160.
+std::string op_form(const ops::GemmForm& f) {
+  return f.operands == ops::GemmOperands::swapped ? "swap128x" + std::to_string(f.tile)
+                                                   : "128x" + std::to_string(f.tile) + (f.cta_pairs ? "p" : "");
+}
+
 // Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.
 bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<BreakdownRow>& parts) {
   Problem p{m, c.args.hidden, c.args.ffn, c.dx, c.dw1, c.dw2, c.dy, c.dz};
@@ -152,9 +158,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     return true;
   }
   ops::MlpOptions plan_opts;
-  plan_opts.split1 = c.args.split1;
-  plan_opts.split2 = c.args.split2;
-  plan_opts.group_m = c.args.group_m;
+  if (c.args.split1 > 0) plan_opts.gemm1.split_k = c.args.split1;
+  if (c.args.split2 > 0) plan_opts.gemm2.split_k = c.args.split2;
+  if (c.args.group_m > 0) plan_opts.group_m = c.args.group_m;
   const auto auto_plan = ops::plan_mlp({m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu},
                                        c.num_sms, plan_opts);
   const std::string auto_policy = auto_plan.ok() ? ops::to_string(auto_plan.value().policy) : "?";
@@ -287,17 +293,14 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                            : v.name == "baton-plan" && (plan_op->gelu || plan_op->swiglu) ? plan_op.get()
                                                                                            : nullptr;
     auto op_tiles = [](const ops::MlpPlan& pl) {
-      return (pl.swap_gemm1 ? "swap128x" + std::to_string(pl.swap_tile1)
-                            : "128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")) +
-             (pl.swap_gemm2 ? "/swap128x" + std::to_string(pl.swap_tile2)
-                            : "/128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : ""));
+      return op_form(pl.form1) + "/" + op_form(pl.form2);
     };
     r.extra = {{"policy", v.policy},
                {"act", p.swiglu ? "swiglu" : "gelu"},
                {"group_m", op_of_v        ? std::to_string(op_of_v->plan().group_m)
                            : on_baton_gemm ? std::to_string(p.group_m)
                                            : "-"},
-               {"split_k", op_of_v ? std::to_string(op_of_v->plan().split1) + "/" + std::to_string(op_of_v->plan().split2)
+               {"split_k", op_of_v ? std::to_string(op_of_v->plan().form1.split_k) + "/" + std::to_string(op_of_v->plan().form2.split_k)
                            : on_baton_gemm ? std::to_string(p.split1) + "/" + std::to_string(p.split2)
                                            : "-"},
                {"tiles", op_of_v                           ? op_tiles(op_of_v->plan())
@@ -305,7 +308,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                          : v.name == "cutlass-wide2-graph" ? "128x128/128x256"
                          : on_baton_gemm                   ? "128x128/128x128"
                                                            : "-"},
-               {"gemm2_pdl", op_of_v ? (op_of_v->plan().pdl ? "1" : "0")
+               {"gemm2_pdl", op_of_v ? (op_of_v->plan().launch == ops::Gemm2Launch::pdl ? "1" : "0")
                              : v.name == "cutlass-pdl-graph" || v.name.starts_with("baton-kblock") || v.name.starts_with("baton-row") ? "1"
                              : on_baton_gemm ? "0"
                                              : "-"},
@@ -357,12 +360,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     if (wanted(c, "baton-auto") && chain_median("baton-auto") > 0 && (op->gelu || op->swiglu)) {
       const auto& pl = op->plan();
       char buf[128];
-      std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s%s", ops::to_string(pl.policy), pl.split1, pl.split2,
-                    (pl.swap_gemm1 ? "swap128x" + std::to_string(pl.swap_tile1)
-                                   : "128x" + std::to_string(pl.tile_n1) + (pl.pairs1 ? "p" : "")).c_str(),
-                    (pl.swap_gemm2 ? "swap128x" + std::to_string(pl.swap_tile2)
-                                   : "128x" + std::to_string(pl.tile_n2) + (pl.pairs2 ? "p" : "")).c_str(),
-                    pl.pdl ? " pdl" : "");
+      std::snprintf(buf, sizeof buf, "%s split-K %d/%d tiles %s/%s%s", ops::to_string(pl.policy), pl.form1.split_k,
+                    pl.form2.split_k, op_form(pl.form1).c_str(), op_form(pl.form2).c_str(),
+                    pl.launch == ops::Gemm2Launch::pdl ? " pdl" : "");
       who.push_back({"baton-auto", [&](int g) { return op->enqueue_gemm(g, c.stream); }, buf});
     }
     if (wanted(c, "cublaslt-graph") && chain_median("cublaslt-graph") > 0)

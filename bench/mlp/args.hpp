@@ -34,8 +34,8 @@ struct Args {
   int l2_prefetch_mb = 0;      // baton-auto's L2 prefetch of W2 (0: off, the op's default)
   int swap_gemm2 = -1;         // baton-auto's swapped GEMM2 (-1: automatic, the op's default; 0 off; 1 on)
   int swap_gemm1 = -1;         // baton-auto's swapped GEMM1 (the same)
-  int cta_pairs = 0;           // baton-auto's MlpOptions::cta_pairs (0: off, the op's default; tuning tries it)
-  int pdl = -1;                // baton-auto's MlpOptions::pdl (-1: the op's rule; tuning tries the other)
+  int cta_pairs = 0;           // baton-auto's GemmFormRequest::cta_pairs for both GEMMs (0: off, the op's default; 1: tuning tries them)
+  int pdl = -1;                // baton-auto's MlpOptions::launch (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int sync_overhead = 0;       // 1: only the wait path's cost, GEMM2 with every semaphore posted (sync-overhead-*)
   int reps = 50;

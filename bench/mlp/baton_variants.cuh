@@ -72,6 +72,24 @@ struct BatonMlp {
 
 // baton-auto: baton::ops::Mlp, the op with its own plan (policy, split-K, tile order; the bench's
 // --split-k / --group-m are passed on when given), its kernels the bench's instantiations.
+// The op's options from the bench's command line (0 / -1 there: the op's choice).
+inline ops::MlpOptions op_options(const Args& a) {
+  ops::MlpOptions o;
+  auto request = [&](int split, int swap) {
+    ops::GemmFormRequest r;
+    if (split > 0) r.split_k = split;
+    if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
+    if (a.cta_pairs == 1) r.cta_pairs = true;
+    return r;
+  };
+  o.gemm1 = request(a.split1, a.swap_gemm1);
+  o.gemm2 = request(a.split2, a.swap_gemm2);
+  if (a.group_m > 0) o.group_m = a.group_m;
+  o.l2_prefetch_mb = a.l2_prefetch_mb;
+  if (a.pdl >= 0) o.launch = a.pdl == 1 ? ops::Gemm2Launch::pdl : ops::Gemm2Launch::after_gemm1;
+  return o;
+}
+
 struct OpMlp {
   std::unique_ptr<ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>> gelu;
   std::unique_ptr<ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>> swiglu;
@@ -79,14 +97,7 @@ struct OpMlp {
   [[nodiscard]] status build(const Problem& p, const Args& a, int sms, cudaStream_t stream, bool tune = true) {
     ops::MlpRunOptions o;
     o.sms = sms;
-    o.plan.split1 = a.split1;
-    o.plan.split2 = a.split2;
-    o.plan.group_m = a.group_m;
-    o.plan.l2_prefetch_mb = a.l2_prefetch_mb;
-    o.plan.swap_gemm2 = a.swap_gemm2;
-    o.plan.swap_gemm1 = a.swap_gemm1;
-    o.plan.pdl = a.pdl;
-    o.plan.cta_pairs = a.cta_pairs;
+    o.plan = op_options(a);
     o.tune_cta_pairs = a.cta_pairs == 1;  // --cta-pairs 1: tuning also weighs them against the rest
     o.watchdog_ns = kWatchdogNs;
     o.tune = tune;  // per-shape: times the candidate plans, keeps the fastest (logged)

@@ -84,7 +84,7 @@ TEST(BatoncGenerated, TheMlpOpsHandWrittenPoliciesAreSoundAgainstItsDescription)
     p.M = m;
     ops::MlpOptions o;
     o.policy = ops::mlp_policy::row;
-    o.split1 = o.split2 = 1;
+    o.gemm1.split_k = o.gemm2.split_k = 1;
     auto plan = ops::plan_mlp(ops::MlpShape{m, p.H, p.F, ops::activation::gelu}, 132, o);
     ASSERT_TRUE(plan.ok()) << plan.error().to_string();
     EXPECT_EQ(plan.value().gemm1, baton_gen::mlp::gemm1_grid(p));

@@ -14,6 +14,8 @@ namespace {
 using baton::ops::activation;
 using baton::ops::mlp_policy;
 using baton::ops::MlpPlan;
+using baton::ops::GemmOperands;
+using baton::ops::Gemm2Launch;
 using baton::ops::MlpShape;
 using baton::ops::plan_mlp;
 
@@ -29,10 +31,10 @@ TEST(OpsMlpPlan, RejectsBadShapesWithTheReason) {
   auto sms = plan_mlp(MlpShape{16, 8192, 2752, activation::gelu}, 0);
   ASSERT_FALSE(sms.ok());
   baton::ops::MlpOptions too_many;
-  too_many.split1 = 1000;
+  too_many.gemm1.split_k = 1000;
   auto split = plan_mlp(MlpShape{16, 8192, 2752, activation::gelu}, 132, too_many);
   ASSERT_FALSE(split.ok());
-  EXPECT_NE(split.error().message().find("exceeds the k-blocks 128/43"), std::string::npos) << split.error().message();
+  EXPECT_NE(split.error().message().find("gemm1 split_k 1000 must be in [1, 128]"), std::string::npos) << split.error().message();
 }
 
 TEST(OpsMlpPlan, RaggedShapesArePlanned) {
@@ -40,9 +42,9 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
     auto p = plan_mlp(MlpShape{m, 1032, 344, activation::swiglu}, 132);  // H, F not multiples of the tile
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p.value().gemm1.m, (m + 127) / 128);
-    const int t1 = p.value().tile_n1, t2 = p.value().tile_n2;
+    const int t1 = p.value().form1.tile, t2 = p.value().form2.tile;
     EXPECT_EQ(p.value().gemm1.n, (2 * 344 + t1 - 1) / t1);  // SwiGLU computes 2F columns
-    EXPECT_FALSE(p.value().swap_gemm2);  // the swapped GEMM2 is off unless asked for
+    EXPECT_FALSE((p.value().form2.operands == GemmOperands::swapped));  // the swapped GEMM2 is off unless asked for
     EXPECT_EQ(p.value().gemm2.n, (1032 + t2 - 1) / t2);
   }
 }
@@ -50,10 +52,10 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
 TEST(OpsMlpPlan, DecodeSplitsAndSkipsOverlap) {
   auto p = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().tile_n1, 96);  // decode: 128x96 tiles (measured, run 24), 6144 / 96 = 64 of them
-  EXPECT_EQ(p.value().split1, baton::choose_split_k(64, 192, 132));
-  EXPECT_GT(p.value().split1, 1);
-  EXPECT_TRUE(p.value().pdl);  // 64 x 2 CTAs: one wave, GEMM2 PDL-launched
+  EXPECT_EQ(p.value().form1.tile, 96);  // decode: 128x96 tiles (measured, run 24), 6144 / 96 = 64 of them
+  EXPECT_EQ(p.value().form1.split_k, baton::choose_split_k(64, 192, 132));
+  EXPECT_GT(p.value().form1.split_k, 1);
+  EXPECT_TRUE((p.value().launch == Gemm2Launch::pdl));  // 64 x 2 CTAs: one wave, GEMM2 PDL-launched
   EXPECT_EQ(p.value().policy, mlp_policy::none);
   EXPECT_EQ(p.value().group_m, 1);  // one row of tiles
   const std::string line = p.value().log_line();
@@ -66,20 +68,20 @@ TEST(OpsMlpPlan, PrefillNeitherSplitsNorOverlaps) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().policy, mlp_policy::none);  // measured: waits lose to plain launches on the H200
   EXPECT_EQ(p.value().group_m, 8);
-  EXPECT_EQ(p.value().split1, 1);
-  EXPECT_EQ(p.value().split2, 1);
+  EXPECT_EQ(p.value().form1.split_k, 1);
+  EXPECT_EQ(p.value().form2.split_k, 1);
 }
 
 TEST(OpsMlpPlan, CallerPolicyWins) {
   baton::ops::MlpOptions o;
   o.policy = mlp_policy::kblock;
-  o.split1 = 2;
-  o.split2 = 3;
+  o.gemm1.split_k = 2;
+  o.gemm2.split_k = 3;
   auto p = plan_mlp(MlpShape{64, 8192, 2752, activation::swiglu}, 132, o);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().policy, mlp_policy::kblock);
-  EXPECT_EQ(p.value().split1, 2);
-  EXPECT_EQ(p.value().split2, 3);
+  EXPECT_EQ(p.value().form1.split_k, 2);
+  EXPECT_EQ(p.value().form2.split_k, 3);
   EXPECT_NE(p.value().reason.find("caller"), std::string::npos);
 }
 
@@ -111,14 +113,14 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     const MlpPlan& pl = p.value();
-    const std::array<int, 4> got{pl.tile_n1, pl.split1, pl.tile_n2, pl.split2};
+    const std::array<int, 4> got{pl.form1.tile, pl.form1.split_k, pl.form2.tile, pl.form2.split_k};
     EXPECT_NE(std::find(w.ok.begin(), w.ok.end(), got), w.ok.end()) << pl.log_line();
     EXPECT_GT(pl.expected_us, 0.0) << pl.log_line();
     const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
-    EXPECT_FALSE(pl.swap_gemm1) << "m=" << w.m;  // off unless asked for
-    EXPECT_EQ(pl.gemm1.n, (n1 + pl.tile_n1 - 1) / pl.tile_n1);
-    EXPECT_FALSE(pl.swap_gemm2) << "m=" << w.m;
-    EXPECT_EQ(pl.gemm2.n, (w.h + pl.tile_n2 - 1) / pl.tile_n2);
+    EXPECT_FALSE((pl.form1.operands == GemmOperands::swapped)) << "m=" << w.m;  // off unless asked for
+    EXPECT_EQ(pl.gemm1.n, (n1 + pl.form1.tile - 1) / pl.form1.tile);
+    EXPECT_FALSE((pl.form2.operands == GemmOperands::swapped)) << "m=" << w.m;
+    EXPECT_EQ(pl.gemm2.n, (w.h + pl.form2.tile - 1) / pl.form2.tile);
   }
   auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
@@ -129,27 +131,27 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
   row.policy = mlp_policy::row;
   auto r = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132, row);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.value().tile_n1, 128);
-  EXPECT_EQ(r.value().tile_n2, 128);
+  EXPECT_EQ(r.value().form1.tile, 128);
+  EXPECT_EQ(r.value().form2.tile, 128);
 }
 
 TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   const MlpShape s{512, 4096, 1024, activation::gelu};
   baton::ops::MlpOptions o;
   o.policy = mlp_policy::none;
-  o.tile_n1 = 256;
-  o.tile_n2 = 128;
+  o.gemm1.tile = 256;
+  o.gemm2.tile = 128;
   auto p = plan_mlp(s, 132, o);
   ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_EQ(p.value().tile_n1, 256);
-  EXPECT_EQ(p.value().tile_n2, 128);
+  EXPECT_EQ(p.value().form1.tile, 256);
+  EXPECT_EQ(p.value().form2.tile, 128);
   EXPECT_EQ(p.value().gemm1.n, 4);
   baton::ops::MlpOptions odd = o;
-  odd.tile_n2 = 160;
+  odd.gemm2.tile = 160;
   auto e1 = plan_mlp(s, 132, odd);
   ASSERT_FALSE(e1.ok());
   EXPECT_EQ(e1.error().code(), baton::errc::invalid_argument);
-  EXPECT_NE(e1.error().message().find("must be 0 (automatic), 96, 128, 192 or 256, got 160"), std::string::npos)
+  EXPECT_NE(e1.error().message().find("gemm2 tile width 160: the kernels have 96, 128, 192 and 256"), std::string::npos)
       << e1.error().message();
   baton::ops::MlpOptions waits = o;
   waits.policy = mlp_policy::kblock;
@@ -160,13 +162,13 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
       << e2.error().message();
   // A wide GEMM takes the caller's split-K, or chooses one over its own tiles (4 x 4 = 16 here).
   baton::ops::MlpOptions split = o;
-  split.split1 = 2;
+  split.gemm1.split_k = 2;
   auto p3 = plan_mlp(s, 132, split);
   ASSERT_TRUE(p3.ok()) << p3.error().to_string();
-  EXPECT_EQ(p3.value().split1, 2);
+  EXPECT_EQ(p3.value().form1.split_k, 2);
   baton::ops::MlpOptions decode;
   decode.policy = mlp_policy::none;
-  decode.tile_n1 = decode.tile_n2 = 256;
+  decode.gemm1.tile = decode.gemm2.tile = 256;
   auto p4 = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132, decode);
   ASSERT_TRUE(p4.ok()) << p4.error().to_string();
   EXPECT_EQ(p4.value().gemm1.size(), 24);
@@ -176,9 +178,9 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   auto modeled = [](int m, int n, int k, int w, int split) {
     return baton::ops::mlp_gemm_cost_us(baton::ops::MlpCostModel{}, baton::ops::MlpGemmShape{m, n, k, w, split, 1}, 132);
   };
-  EXPECT_LE(modeled(1, 6144, 12288, 256, p4.value().split1),
+  EXPECT_LE(modeled(1, 6144, 12288, 256, p4.value().form1.split_k),
             modeled(1, 6144, 12288, 256, baton::choose_split_k(24, 192, 132)) + 1e-9);
-  EXPECT_LE(modeled(1, 12288, 6144, 256, p4.value().split2),
+  EXPECT_LE(modeled(1, 12288, 6144, 256, p4.value().form2.split_k),
             modeled(1, 12288, 6144, 256, baton::choose_split_k(48, 96, 132)) + 1e-9);
 }
 
@@ -186,13 +188,13 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
 TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   baton::ops::MlpOptions o;
   o.policy = mlp_policy::none;
-  o.tile_n1 = o.tile_n2 = baton::ops::kMlpNarrowTileN;
+  o.gemm1.tile = o.gemm2.tile = baton::ops::kMlpNarrowTileN;
   // GPT-3 m = 256: 64 x 2 = 128 GEMM1 tiles (one wave on 132 SMs, no split), 128 x 2 GEMM2 tiles.
   auto p = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, o);
   ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_EQ(p.value().tile_n1, 96);
+  EXPECT_EQ(p.value().form1.tile, 96);
   EXPECT_EQ(p.value().gemm1.size(), 128);
-  EXPECT_EQ(p.value().split1, 1);
+  EXPECT_EQ(p.value().form1.split_k, 1);
   EXPECT_EQ(p.value().gemm2.size(), 256);
   EXPECT_NE(p.value().log_line().find("tiles 128x96/128x96"), std::string::npos) << p.value().log_line();
   // SwiGLU decode: 2F = 5504 computed columns in 58 tiles (the last one 32 wide), split over them.
@@ -200,8 +202,8 @@ TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   ASSERT_TRUE(q.ok()) << q.error().to_string();
   EXPECT_EQ(q.value().gemm1.size(), 58);
   EXPECT_EQ(q.value().gemm2.size(), 86);
-  EXPECT_GE(q.value().split1, 1);
-  EXPECT_LE(q.value().split1, 4);
+  EXPECT_GE(q.value().form1.split_k, 1);
+  EXPECT_LE(q.value().form1.split_k, 4);
   // Above m = 256 the automatic width never picks 96 in either preset (run 24: more waves).
   for (int m : {512, 1024, 2048})
     for (const MlpShape& s : {MlpShape{m, 12288, 6144, activation::gelu}, MlpShape{m, 8192, 2752, activation::swiglu}}) {
@@ -209,12 +211,12 @@ TEST(OpsMlpPlan, NarrowTilesOnRequest) {
       none.policy = mlp_policy::none;
       auto a = plan_mlp(s, 132, none);
       ASSERT_TRUE(a.ok()) << a.error().to_string();
-      EXPECT_NE(a.value().tile_n1, 96) << a.value().log_line();
-      EXPECT_NE(a.value().tile_n2, 96) << a.value().log_line();
+      EXPECT_NE(a.value().form1.tile, 96) << a.value().log_line();
+      EXPECT_NE(a.value().form2.tile, 96) << a.value().log_line();
     }
   baton::ops::MlpOptions row = o;
   row.policy = mlp_policy::row;
-  row.tile_n2 = 0;
+  row.gemm2.tile.reset();
   auto e = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, row);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code(), baton::errc::not_supported);
@@ -227,52 +229,46 @@ TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
   const MlpShape decode{1, 12288, 6144, activation::gelu}, prefill{2048, 12288, 6144, activation::gelu};
   auto a = plan_mlp(decode, 132);
   ASSERT_TRUE(a.ok());
-  EXPECT_TRUE(a.value().pdl);
+  EXPECT_TRUE((a.value().launch == Gemm2Launch::pdl));
   EXPECT_NE(a.value().log_line().find("GEMM2 PDL-launched"), std::string::npos) << a.value().log_line();
   auto b = plan_mlp(prefill, 132);  // 6 waves of GEMM1 tiles
   ASSERT_TRUE(b.ok());
-  EXPECT_FALSE(b.value().pdl);
+  EXPECT_FALSE((b.value().launch == Gemm2Launch::pdl));
   EXPECT_NE(b.value().log_line().find("GEMM2 after GEMM1"), std::string::npos) << b.value().log_line();
   // One wave exactly: GPT-3 m = 512 on 128x192 tiles is 4 x 32 = 128 CTAs.
   baton::ops::MlpOptions mid;
   mid.policy = mlp_policy::none;
-  mid.tile_n1 = mid.tile_n2 = 192;
-  mid.split1 = mid.split2 = 1;
+  mid.gemm1.tile = mid.gemm2.tile = 192;
+  mid.gemm1.split_k = mid.gemm2.split_k = 1;
   auto c = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 128, mid);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c.value().gemm1.size() * c.value().split1, 128);
-  EXPECT_TRUE(c.value().pdl);
+  EXPECT_EQ(c.value().gemm1.size() * c.value().form1.split_k, 128);
+  EXPECT_TRUE((c.value().launch == Gemm2Launch::pdl));
   auto c127 = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 127, mid);
   ASSERT_TRUE(c127.ok());
-  EXPECT_EQ(c127.value().gemm1.size() * c127.value().split1, 128);
-  EXPECT_FALSE(c127.value().pdl) << c127.value().log_line();
-  baton::ops::MlpOptions on, off, row, bad;
-  on.pdl = 1;
-  off.pdl = 0;
+  EXPECT_EQ(c127.value().gemm1.size() * c127.value().form1.split_k, 128);
+  EXPECT_FALSE((c127.value().launch == Gemm2Launch::pdl)) << c127.value().log_line();
+  baton::ops::MlpOptions on, off, row;
+  on.launch = Gemm2Launch::pdl;
+  off.launch = Gemm2Launch::after_gemm1;
   row.policy = mlp_policy::row;
-  row.pdl = 0;  // ignored: a waiting GEMM2 is always PDL-launched
-  bad.pdl = 2;
-  EXPECT_TRUE(plan_mlp(prefill, 132, on).value().pdl);
-  EXPECT_FALSE(plan_mlp(decode, 132, off).value().pdl);
-  EXPECT_TRUE(plan_mlp(prefill, 132, row).value().pdl);
-  auto e = plan_mlp(decode, 132, bad);
-  ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.error().code(), baton::errc::invalid_argument);
-  EXPECT_NE(e.error().message().find("pdl must be -1 (automatic), 0 (off) or 1 (on), got 2"), std::string::npos)
-      << e.error().message();
+  row.launch = Gemm2Launch::after_gemm1;  // ignored: a waiting GEMM2 is always PDL-launched
+  EXPECT_TRUE((plan_mlp(prefill, 132, on).value().launch == Gemm2Launch::pdl));
+  EXPECT_FALSE((plan_mlp(decode, 132, off).value().launch == Gemm2Launch::pdl));
+  EXPECT_TRUE((plan_mlp(prefill, 132, row).value().launch == Gemm2Launch::pdl));
 }
 
-// CTA pairs (MlpOptions::cta_pairs) for the 128x96 GEMMs: grids padded to an even number of tile
+// CTA pairs (GemmFormRequest::cta_pairs) for the 128x96 GEMMs: grids padded to an even number of tile
 // columns, other widths unaffected, the log line says which; policy none only.
 TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   baton::ops::MlpOptions o;
   o.policy = mlp_policy::none;
-  o.cta_pairs = 1;
-  o.tile_n1 = o.tile_n2 = 96;
+  o.gemm1.cta_pairs = o.gemm2.cta_pairs = true;
+  o.gemm1.tile = o.gemm2.tile = 96;
   auto p = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, o);  // 440 / 96 -> 5 tiles, 1032 / 96 -> 11
   ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_TRUE(p.value().pairs1);
-  EXPECT_TRUE(p.value().pairs2);
+  EXPECT_TRUE(p.value().form1.cta_pairs);
+  EXPECT_TRUE(p.value().form2.cta_pairs);
   EXPECT_EQ(p.value().gemm1.n, 6);
   EXPECT_EQ(p.value().gemm2.n, 12);
   EXPECT_NE(p.value().log_line().find("tiles 128x96 pairs/128x96 pairs"), std::string::npos) << p.value().log_line();
@@ -280,33 +276,35 @@ TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   auto g = plan_mlp(MlpShape{128, 12288, 6144, activation::gelu}, 132, o);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g.value().gemm1.n, 64);
-  EXPECT_EQ(g.value().split1, baton::choose_split_k(64, 192, 132));
+  EXPECT_EQ(g.value().form1.split_k, baton::choose_split_k(64, 192, 132));
   // Only the 128x96 GEMMs pair up.
   baton::ops::MlpOptions mixed = o;
-  mixed.tile_n2 = 192;
+  mixed.gemm2.tile = 192;
   auto q = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, mixed);
   ASSERT_TRUE(q.ok());
-  EXPECT_TRUE(q.value().pairs1);
-  EXPECT_FALSE(q.value().pairs2);
+  EXPECT_TRUE(q.value().form1.cta_pairs);
+  EXPECT_FALSE(q.value().form2.cta_pairs);
   EXPECT_EQ(q.value().gemm2.n, 6);  // 1032 / 192, not padded
   EXPECT_NE(q.value().log_line().find("tiles 128x96 pairs/128x192,"), std::string::npos) << q.value().log_line();
   // Off by default.
   auto d = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132);
   ASSERT_TRUE(d.ok());
-  EXPECT_FALSE(d.value().pairs1 || d.value().pairs2);
+  EXPECT_FALSE(d.value().form1.cta_pairs || d.value().form2.cta_pairs);
   baton::ops::MlpOptions row = o;
   row.policy = mlp_policy::row;
-  row.tile_n1 = row.tile_n2 = 0;
+  row.gemm1.tile.reset();
+  row.gemm2.tile.reset();
   auto e = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, row);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code(), baton::errc::not_supported);
   EXPECT_NE(e.error().message().find("CTA pairs need policy none"), std::string::npos) << e.error().message();
-  baton::ops::MlpOptions bad;
-  bad.cta_pairs = 2;
-  auto b = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, bad);
+  // ... and the plain form only.
+  baton::ops::MlpOptions swapped = o;
+  swapped.gemm2.operands = GemmOperands::swapped;
+  swapped.gemm2.tile.reset();
+  auto b = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, swapped);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.error().message().find("cta_pairs must be 0 (off) or 1 (on), got 2"), std::string::npos)
-      << b.error().message();
+  EXPECT_NE(b.error().message().find("gemm2 CTA pairs are for the plain form"), std::string::npos) << b.error().message();
 }
 
 // The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.
@@ -352,10 +350,10 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
   EXPECT_NE(decode.value().log_line().find("L2 prefetch of W2 off"), std::string::npos) << decode.value().log_line();
   baton::ops::MlpOptions on;
   on.l2_prefetch_mb = 24;
-  on.swap_gemm2 = 0;
+  on.gemm2.operands = GemmOperands::plain;
   auto asked = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
   ASSERT_TRUE(asked.ok());
-  EXPECT_EQ(asked.value().l2_prefetch_kblocks, mlp_l2_prefetch_kblocks(24, 8192, 2752, asked.value().split2));
+  EXPECT_EQ(asked.value().l2_prefetch_kblocks, mlp_l2_prefetch_kblocks(24, 8192, 2752, asked.value().form2.split_k));
   EXPECT_NE(asked.value().log_line().find("L2 prefetch of W2 " + std::to_string(asked.value().l2_prefetch_kblocks) +
                                           " k-blocks per tile-part"),
             std::string::npos)
@@ -375,62 +373,63 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
 TEST(OpsMlpPlan, SwappedGemms) {
   auto d = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
   ASSERT_TRUE(d.ok());
-  EXPECT_FALSE(d.value().swap_gemm1);
-  EXPECT_FALSE(d.value().swap_gemm2);
+  EXPECT_FALSE((d.value().form1.operands == GemmOperands::swapped));
+  EXPECT_FALSE((d.value().form2.operands == GemmOperands::swapped));
   baton::ops::MlpOptions on;
-  on.swap_gemm2 = 1;
+  on.gemm2.operands = GemmOperands::swapped;
   auto s2 = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
   ASSERT_TRUE(s2.ok());
-  EXPECT_TRUE(s2.value().swap_gemm2);
-  EXPECT_EQ(s2.value().swap_tile2, 32);
+  EXPECT_TRUE((s2.value().form2.operands == GemmOperands::swapped));
+  EXPECT_EQ(s2.value().form2.tile, 32);
   EXPECT_EQ(s2.value().gemm2.m, 64);  // 8192 / 128 hidden tiles
   EXPECT_EQ(s2.value().gemm2.n, 1);   // one tile of 32 tokens
-  EXPECT_EQ(s2.value().split2, baton::choose_split_k(64, 43, 132));
+  EXPECT_EQ(s2.value().form2.split_k, baton::choose_split_k(64, 43, 132));
   EXPECT_NE(s2.value().log_line().find("swapped 128x32 (W2 x Y^T)"), std::string::npos) << s2.value().log_line();
   // m = 200: two 192-token tiles; on 8 SMs the automatic width would be wider, the swapped GEMM keeps 128.
   auto f = plan_mlp(MlpShape{200, 520, 344, activation::gelu}, 8, on);
   ASSERT_TRUE(f.ok()) << f.error().to_string();
-  EXPECT_TRUE(f.value().swap_gemm2);
-  EXPECT_EQ(f.value().swap_tile2, 192);
-  EXPECT_EQ(f.value().tile_n2, 128);
+  EXPECT_TRUE((f.value().form2.operands == GemmOperands::swapped));
+  EXPECT_EQ(f.value().form2.tile, 192);  // tokens
   EXPECT_EQ(f.value().gemm2.m, 5);
   EXPECT_EQ(f.value().gemm2.n, 2);
   // GEMM1 with GeLU, and both.
-  on.swap_gemm1 = 1;
+  on.gemm1.operands = GemmOperands::swapped;
   auto g = plan_mlp(MlpShape{8, 12288, 6144, activation::gelu}, 132, on);
   ASSERT_TRUE(g.ok());
-  EXPECT_TRUE(g.value().swap_gemm1);
+  EXPECT_TRUE((g.value().form1.operands == GemmOperands::swapped));
   EXPECT_EQ(g.value().gemm1.m, 48);  // 6144 / 128 F tiles
   EXPECT_EQ(g.value().gemm1.n, 1);
-  EXPECT_EQ(g.value().split1, baton::choose_split_k(48, 192, 132));
+  EXPECT_EQ(g.value().form1.split_k, baton::choose_split_k(48, 192, 132));
   EXPECT_NE(g.value().log_line().find("tiles swapped 128x32 (W1 x X^T)/swapped 128x32 (W2 x Y^T)"), std::string::npos)
       << g.value().log_line();
   // SwiGLU GEMM1 has no 32-token kernel: its swapped form takes 160 tokens even at m = 8.
   auto sw = plan_mlp(MlpShape{8, 8192, 2752, activation::swiglu}, 132, on);
   ASSERT_TRUE(sw.ok()) << sw.error().to_string();
-  EXPECT_EQ(sw.value().swap_tile1, 160);
+  EXPECT_EQ(sw.value().form1.tile, 160);
   EXPECT_EQ(sw.value().gemm1.m, 43);  // 2 * 2752 / 128 packed gate/up tiles
-  EXPECT_EQ(sw.value().swap_tile2, 32);
+  EXPECT_EQ(sw.value().form2.tile, 32);
   EXPECT_NE(sw.value().log_line().find("tiles swapped 128x160 (W1 x X^T)/swapped 128x32"), std::string::npos)
       << sw.value().log_line();
-  // Rejected with the reason: waits, wide tiles, values other than -1 / 0 / 1.
+  // Rejected with the reason: waits, a 256-token tile, a 32-token SwiGLU tile.
   baton::ops::MlpOptions row;
   row.policy = mlp_policy::row;
-  row.swap_gemm2 = 1;
+  row.gemm2.operands = GemmOperands::swapped;
   auto w = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().code(), baton::errc::not_supported);
   EXPECT_NE(w.error().message().find("needs policy none"), std::string::npos) << w.error().message();
   baton::ops::MlpOptions wide;
-  wide.swap_gemm2 = 1;
+  wide.gemm2.operands = GemmOperands::swapped;
   wide.policy = mlp_policy::none;
-  wide.tile_n2 = 256;
+  wide.gemm2.tile = 256;
   EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, wide).ok());
   baton::ops::MlpOptions bad;
-  bad.swap_gemm2 = -2;
+  bad.gemm1.operands = GemmOperands::swapped;
+  bad.gemm1.tile = 32;  // no 32-token SwiGLU kernel
   auto b = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.error().message().find("swap_gemm2 must be -1 (automatic), 0 (off) or 1 (on)"), std::string::npos)
+  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 160 and 192 (32 with GeLU only)"),
+            std::string::npos)
       << b.error().message();
 }
 
@@ -444,28 +443,28 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
     const MlpShape s{m, 8192, 7168, activation::swiglu};
     auto p = plan_mlp(s, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
-    EXPECT_TRUE(p.value().swap_gemm1) << p.value().log_line();
-    EXPECT_EQ(p.value().swap_tile1, m <= 160 ? 160 : 192) << p.value().log_line();
+    EXPECT_TRUE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
+    EXPECT_EQ(p.value().form1.tile, m <= 160 ? 160 : 192) << p.value().log_line();
     EXPECT_EQ(p.value().gemm1.n, 1);  // one token tile
     baton::ops::MlpOptions off;
-    off.swap_gemm1 = off.swap_gemm2 = 0;
+    off.gemm1.operands = off.gemm2.operands = GemmOperands::plain;
     auto q = plan_mlp(s, 132, off);
     ASSERT_TRUE(q.ok());
-    EXPECT_FALSE(q.value().swap_gemm1);
-    EXPECT_FALSE(q.value().swap_gemm2);
+    EXPECT_FALSE((q.value().form1.operands == GemmOperands::swapped));
+    EXPECT_FALSE((q.value().form2.operands == GemmOperands::swapped));
     EXPECT_LT(p.value().expected_us, q.value().expected_us) << p.value().log_line() << "\n" << q.value().log_line();
     baton::ops::MlpOptions fixed;
-    fixed.tile_n1 = 256;
+    fixed.gemm1.tile = 256;
     auto r = plan_mlp(s, 132, fixed);
     ASSERT_TRUE(r.ok());
-    EXPECT_FALSE(r.value().swap_gemm1);
-    EXPECT_EQ(r.value().tile_n1, 256);
+    EXPECT_FALSE((r.value().form1.operands == GemmOperands::swapped));
+    EXPECT_EQ(r.value().form1.tile, 256);
   }
   for (int m : {1, 32, 193, 256, 1024}) {
     auto p = plan_mlp(MlpShape{m, 8192, 7168, activation::swiglu}, 132);
     ASSERT_TRUE(p.ok());
-    EXPECT_FALSE(p.value().swap_gemm1) << p.value().log_line();
-    EXPECT_FALSE(p.value().swap_gemm2) << p.value().log_line();
+    EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
+    EXPECT_FALSE((p.value().form2.operands == GemmOperands::swapped)) << p.value().log_line();
   }
 }
 

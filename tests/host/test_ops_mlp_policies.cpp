@@ -55,7 +55,7 @@ TEST(OpsMlpGeneratedPolicies, SitOnThePlannedGridsAndAreSoundAgainstTheKernelsRe
     for (ops::mlp_policy pol : {ops::mlp_policy::row, ops::mlp_policy::kblock}) {
       ops::MlpOptions o;
       o.policy = pol;
-      o.split1 = o.split2 = 1;
+      o.gemm1.split_k = o.gemm2.split_k = 1;
       auto plan = ops::plan_mlp(ops::MlpShape{s.m, s.hidden, s.ffn, s.act}, 132, o);
       ASSERT_TRUE(plan.ok()) << plan.error().to_string();
       const bool swiglu = s.act == ops::activation::swiglu;
@@ -79,7 +79,7 @@ TEST(OpsMlpGeneratedPolicies, TheWrongEdgesPolicyIsRejected) {
   const Shape s{256, 8192, 2752, ops::activation::swiglu};
   ops::MlpOptions o;
   o.policy = ops::mlp_policy::kblock;
-  o.split1 = o.split2 = 1;
+  o.gemm1.split_k = o.gemm2.split_k = 1;
   auto plan = ops::plan_mlp(ops::MlpShape{s.m, s.hidden, s.ffn, s.act}, 132, o);
   ASSERT_TRUE(plan.ok());
   auto gelu = ops::mlp_gen::gelu_up_to_gelu_down_kblock(params(s));

@@ -20,26 +20,20 @@ std::string temp_path(const char* name) { return std::string(::testing::TempDir(
 TEST(MlpOptionsText, RoundTripsEveryField) {
   MlpOptions o;
   o.policy = baton::ops::mlp_policy::kblock;
-  o.split1 = 3;
-  o.split2 = 2;
+  o.gemm1 = {baton::ops::GemmOperands::plain, 96, 3, true};
+  o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}};
   o.group_m = 4;
-  o.tile_n1 = 96;
-  o.tile_n2 = 256;
   o.l2_prefetch_mb = 24;
-  o.swap_gemm2 = 1;
-  o.swap_gemm1 = 0;
-  o.pdl = 0;
-  o.cta_pairs = 1;
+  o.launch = baton::ops::Gemm2Launch::after_gemm1;
   const std::string text = baton::ops::mlp_options_to_string(o);
-  EXPECT_EQ(text, "policy=kblock;split1=3;split2=2;group_m=4;tile_n1=96;tile_n2=256;l2_prefetch_mb=24;swap_gemm2=1;"
-                  "swap_gemm1=0;pdl=0;cta_pairs=1");
+  EXPECT_EQ(text, "policy=kblock;gemm1=plain/96/3/1;gemm2=swapped/160/2/auto;group_m=4;l2_prefetch_mb=24;"
+                  "launch=after_gemm1");
   auto back = baton::ops::mlp_options_from_string(text);
   ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(baton::ops::mlp_options_to_string(back.value()), text);
-  EXPECT_EQ(back.value().pdl, 0);
-  EXPECT_EQ(baton::ops::mlp_options_to_string(baton::ops::mlp_options_from_string(
-                baton::ops::mlp_options_to_string(MlpOptions{})).value()),
-            baton::ops::mlp_options_to_string(MlpOptions{}));  // defaults, pdl = -1 included
+  EXPECT_EQ(back.value(), o);
+  EXPECT_EQ(baton::ops::mlp_options_to_string(MlpOptions{}),
+            "policy=auto;gemm1=auto/auto/auto/auto;gemm2=auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;launch=auto");
+  EXPECT_EQ(baton::ops::mlp_options_from_string(baton::ops::mlp_options_to_string(MlpOptions{})).value(), MlpOptions{});
 }
 
 TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
@@ -52,12 +46,18 @@ TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
   };
   expect_bad("policy=sometimes;" + good.substr(good.find(';') + 1), "unknown policy 'sometimes'");
   expect_bad(good + ";warp_specialized=1", "unknown field 'warp_specialized'");
-  expect_bad(good.substr(0, good.rfind(';')), "no cta_pairs");
-  expect_bad("split1=0", "no policy");
+  expect_bad(good.substr(0, good.rfind(';')), "no launch");
+  expect_bad("gemm1=auto/auto/auto/auto", "no policy");
   std::string bad_int = good;
-  bad_int.replace(bad_int.find("group_m=0"), 9, "group_m=x2");
-  expect_bad(bad_int, "group_m = 'x2' is not an integer");
-  expect_bad("policy=row;split1", "'split1' is not name=value");
+  bad_int.replace(bad_int.find("group_m=auto"), 12, "group_m=x2");
+  expect_bad(bad_int, "group_m = 'x2' is malformed");
+  std::string bad_gemm = good;
+  bad_gemm.replace(bad_gemm.find("gemm2=auto/auto/auto/auto"), 25, "gemm2=diagonal/auto/auto/auto");
+  expect_bad(bad_gemm, "gemm2 = 'diagonal/auto/auto/auto' is malformed");
+  std::string short_gemm = good;
+  short_gemm.replace(short_gemm.find("gemm1=auto/auto/auto/auto"), 25, "gemm1=plain/128");
+  expect_bad(short_gemm, "gemm1 = 'plain/128' is malformed");
+  expect_bad("policy=row;gemm1", "'gemm1' is not name=value");
 }
 
 TEST(MlpTuneKey, SeparatesShapesOptionsAndDevices) {
@@ -68,7 +68,7 @@ TEST(MlpTuneKey, SeparatesShapesOptionsAndDevices) {
   EXPECT_NE(k, baton::ops::mlp_tune_key({129, 8192, 2752, baton::ops::activation::swiglu}, MlpOptions{}, dev));
   EXPECT_NE(k, baton::ops::mlp_tune_key({128, 8192, 2752, baton::ops::activation::gelu}, MlpOptions{}, dev));
   MlpOptions forced;
-  forced.split1 = 2;
+  forced.gemm1.split_k = 2;
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, forced, dev));
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H100", 9, 0, 132)));
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H200", 9, 0, 66)));

@@ -60,7 +60,7 @@ namespace mlp_kernels {
 using bf16 = ::cutlass::bfloat16_t;
 // The op's GEMM configurations for a tile of 128 rows x N computed columns x 64-deep k-blocks:
 // GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 96 / 192 /
-// 256 (plan_mlp's tile_n1 / tile_n2) for GEMMs without edges.
+// 256 (GemmForm::tile of plan_mlp's plain forms) for GEMMs without edges.
 template <int N>
 using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
 using GeluFusion =
@@ -90,7 +90,7 @@ using NarrowSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN>;
 using NarrowDownConfig = DownConfigN<kMlpNarrowTileN>;
 template <activation A>
 using NarrowUpConfig = UpConfigN<A, kMlpNarrowTileN>;
-// 128x96 tiles as CTA pairs (MlpOptions::cta_pairs): 1x2 clusters multicasting A.
+// 128x96 tiles as CTA pairs (GemmFormRequest::cta_pairs): 1x2 clusters multicasting A.
 using PairGeluConfig = UpConfigN<activation::gelu, kMlpNarrowTileN, 2>;
 using PairSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN, 2>;
 using PairDownConfig = DownConfigN<kMlpNarrowTileN, 2>;
@@ -101,7 +101,7 @@ using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
 template <activation A>
 using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
-// The swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2) in tiles of 128 weight rows x T tokens,
+// The swapped GEMMs (GemmOperands::swapped) in tiles of 128 weight rows x T tokens,
 // D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
 // GEMM1 as W1 x X^T with the GeLU epilogue or as SwiGLU pairs (W1's packed gate/up rows).
 // T = kMlpSwapTileN (decode), or kMlpSwapMidTileN / kMlpSwapWideTileN (a batch of up to 160 / 192
@@ -312,15 +312,16 @@ struct MlpRunOptions {
   TileEvent* trace2 = nullptr;
   // Per-shape tuning (with plan.policy automatic): create() times a few candidate plans on `stream`
   // with the given tensors (it overwrites y and z) and keeps the fastest: the planned one (none),
-  // none row-major, none with the other tile widths, the planned one without its L2 prefetch of
-  // W2, at m <= kMlpSwapTileN the swapped GEMM2 (and GeLU GEMM1), and per-row waits with 1-row,
-  // 2-row and planned tile bands. After ~50 ms of warm-up passes
+  // none row-major, none with the other tile widths and split-K parts, each GEMM plain and swapped
+  // where a wide token tile covers m, the planned one without its L2 prefetch of W2, at
+  // m <= kMlpSwapTileN the 32-token swapped GEMM2 (and GeLU GEMM1), GEMM2 launched the other way,
+  // per-row waits with 1-row, 2-row and planned tile bands and per-k-block waits. After ~50 ms of warm-up passes
   // (the GPU settles at its sustained clock), tune_iters timed passes each, in 5 interleaved rounds
   // (median round); the planned chain is kept unless another is more than 2% faster. CUDA events,
   // per-event synchronization only.
   bool tune = false;
   int tune_iters = 40;
-  // Tuning also tries CTA pairs (MlpOptions::cta_pairs) from m = 128 on. Off by default: they
+  // Tuning also tries CTA pairs (GemmFormRequest::cta_pairs) from m = 128 on. Off by default: they
   // measured level with the unpaired GEMMs (docs/mlp.md), so trying them only costs tuning time;
   // bench/mlp.cu --cta-pairs and the op tests exercise them.
   bool tune_cta_pairs = false;
@@ -456,113 +457,132 @@ class Mlp {
         // A cached plan that no longer parses or builds (another baton version): tune again.
       }
     }
-    struct Candidate {
-      mlp_policy policy;
-      int group_m;
-      int tile_n1 = 0, tile_n2 = 0;  // 0: the plan's rule
-      int l2_mb = -1;                // -1: the caller's
-      int swap2 = -2;                // -2: the caller's
-      int swap1 = -2;
-      int pdl = -2;                  // -2: the caller's
-      int pairs = -2;                // -2: the caller's
-      int split1 = 0, split2 = 0;    // 0: the caller's (or the plan's rule)
-    };
+    // The candidates, as options: the caller's, with what each candidate changes. Candidate 0 is the
+    // planned chain; a candidate whose options repeat an earlier one's is skipped.
     const MlpPlan& bp = base.value();
-    std::vector<Candidate> cands = {{mlp_policy::none, bp.group_m}};
-    if (bp.gemm1.m > 1) {  // with one row of tiles every plan below is the same chain
-      cands.push_back({mlp_policy::none, 1});
+    const MlpOptions& asked = o.plan;
+    const int rows = ceil_div(shape.m, kMlpTileM);
+    auto none_with = [&](auto&& edit) {
+      MlpOptions c = asked;
+      c.policy = mlp_policy::none;
+      c.group_m = bp.group_m;
+      edit(c);
+      return c;
+    };
+    // A waiting chain has plain 128x128 GEMMs: of the caller's requests only split-K carries over.
+    auto waits = [&](mlp_policy policy, int group) {
+      MlpOptions c = asked;
+      c.policy = policy;
+      c.group_m = group;
+      c.gemm1 = GemmFormRequest{{}, {}, asked.gemm1.split_k, {}};
+      c.gemm2 = GemmFormRequest{{}, {}, asked.gemm2.split_k, {}};
+      return c;
+    };
+    auto plain = [](int tile, const GemmFormRequest& r) {
+      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs};
+    };
+    std::vector<MlpOptions> cands = {none_with([](MlpOptions&) {})};
+    if (rows > 1) {  // with one row of tiles every order below is the same chain
+      cands.push_back(none_with([](MlpOptions& c) { c.group_m = 1; }));
       for (int g : {1, 2, bp.group_m})
-        if (g <= bp.gemm1.m) cands.push_back({mlp_policy::row, g});
+        if (g <= rows) cands.push_back(waits(mlp_policy::row, g));
     } else {
-      cands.push_back({mlp_policy::row, bp.group_m});
+      cands.push_back(waits(mlp_policy::row, bp.group_m));
     }
     // Per-k-block waits (the sync warp's horizon: a GEMM2 tile starts on the k-blocks of Y already
     // written), in the planned order and row-major (GEMM1 finishes a row band's columns in GEMM2's
     // k order). Kept only when they measure faster than every plan without waits.
-    for (int g : {bp.group_m, 1}) cands.push_back({mlp_policy::kblock, g});  // duplicates are skipped below
-    // The other tile widths of the planned chain (a wider GEMM gets its own split-K).
+    for (int g : {bp.group_m, 1}) cands.push_back(waits(mlp_policy::kblock, g));
+    // The other plain tile widths (a wider GEMM gets its own split-K).
+    const bool plain1 = bp.form1.operands == GemmOperands::plain, plain2 = bp.form2.operands == GemmOperands::plain;
     for (int t1 : kMlpTileWidths)
       for (int t2 : kMlpTileWidths)
-        if (t1 != bp.tile_n1 || t2 != bp.tile_n2) cands.push_back({mlp_policy::none, bp.group_m, t1, t2});
-    // Split-K over the planned widths, when the caller left it to the plan: with several row bands
+        if (!plain1 || !plain2 || t1 != bp.form1.tile || t2 != bp.form2.tile)
+          cands.push_back(none_with([&](MlpOptions& c) {
+            c.gemm1 = plain(t1, asked.gemm1);
+            c.gemm2 = plain(t2, asked.gemm2);
+          }));
+    // Split-K over the planned forms, when the caller left it to the plan: with several row bands
     // the tiles can leave a ragged last wave (a tail band of a few rows whose CTAs finish early,
     // 1.1 waves of equal tiles) that smaller CTA parts fill better; with one band, other splits than
-    // the one-wave rule. Duplicates of the planned chain are skipped below.
-    // A swapped plan (192-token tiles) keeps its forms.
-    const bool narrow_swap = bp.swap_tile1 == kMlpSwapTileN || bp.swap_tile2 == kMlpSwapTileN;
-    if (o.plan.split1 == 0 && o.plan.split2 == 0 && bp.policy == mlp_policy::none && !narrow_swap && !bp.pairs1 &&
-        !bp.pairs2) {
+    // the one-wave rule.
+    const bool narrow_swap = (!plain1 && bp.form1.tile == kMlpSwapTileN) || (!plain2 && bp.form2.tile == kMlpSwapTileN);
+    if (!asked.gemm1.split_k && !asked.gemm2.split_k && bp.policy == mlp_policy::none && !narrow_swap &&
+        !bp.form1.cta_pairs && !bp.form2.cta_pairs) {
       const int k1 = ceil_div(shape.hidden, kMlpTileK), k2 = ceil_div(shape.ffn, kMlpTileK);
       for (int s1 : {1, 2, 3})
         for (int s2 : {1, 2, 3})
-          if ((s1 != bp.split1 || s2 != bp.split2) && s1 <= k1 && s2 <= k2)
-            cands.push_back({mlp_policy::none, bp.group_m, bp.tile_n1, bp.tile_n2, -1, bp.swap_gemm2 ? 1 : 0,
-                             bp.swap_gemm1 ? 1 : 0, -2, -2, s1, s2});
+          if ((s1 != bp.form1.split_k || s2 != bp.form2.split_k) && s1 <= k1 && s2 <= k2)
+            cands.push_back(none_with([&](MlpOptions& c) {
+              c.gemm1 = GemmFormRequest{bp.form1.operands, bp.form1.tile, s1, {}};
+              c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}};
+            }));
     }
-    // Where one 192-token tile covers the batch, each GEMM plain (the model's width) and swapped.
+    // Where one wide token tile covers the batch, each GEMM plain (the model's width) and swapped.
     if (bp.policy == mlp_policy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapWideTileN)
-      for (int s1 : {0, 1})
-        for (int s2 : {0, 1}) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, s2, s1});
+      for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
+        for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})
+          cands.push_back(none_with([&](MlpOptions& c) {
+            c.gemm1 = GemmFormRequest{o1, {}, asked.gemm1.split_k, {}};
+            c.gemm2 = GemmFormRequest{o2, {}, asked.gemm2.split_k, {}};
+          }));
     // The planned chain without its L2 prefetch of W2.
-    if (bp.l2_prefetch_kblocks > 0) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, 0});
-    // At decode, the swapped GEMMs (off by default: measured slower, docs/mlp.md), or the caller's
-    // swapped chain without them.
-    if (bp.policy == mlp_policy::none && shape.m <= kMlpSwapTileN && !bp.swap_gemm1 && !bp.swap_gemm2) {
-      cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 1, 0});
+    if (bp.l2_prefetch_kblocks > 0) cands.push_back(none_with([](MlpOptions& c) { c.l2_prefetch_mb = 0; }));
+    // At decode, the 32-token swapped GEMMs (measured slower, docs/mlp.md) beside plain 128x128 ones.
+    if (bp.policy == mlp_policy::none && shape.m <= kMlpSwapTileN && plain1 && plain2) {
+      const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}};
+      cands.push_back(none_with([&](MlpOptions& c) {
+        c.gemm1 = plain(kMlpTileN, asked.gemm1);
+        c.gemm2 = swapped;
+      }));
       if (shape.act == activation::gelu) {
-        cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 0, 1});
-        cands.push_back({mlp_policy::none, bp.group_m, kMlpTileN, kMlpTileN, -1, 1, 1});
+        cands.push_back(none_with([&](MlpOptions& c) {
+          c.gemm1 = swapped;
+          c.gemm2 = plain(kMlpTileN, asked.gemm2);
+        }));
+        cands.push_back(none_with([&](MlpOptions& c) { c.gemm1 = c.gemm2 = swapped; }));
       }
     }
-    if (bp.swap_gemm1 || bp.swap_gemm2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, 0, 0});
+    // A swapped plan without its swaps.
+    if (!plain1 || !plain2)
+      cands.push_back(none_with([](MlpOptions& c) {
+        c.gemm1.operands = c.gemm2.operands = GemmOperands::plain;
+        if (c.gemm1.tile && !mlp_tile_width_ok(*c.gemm1.tile)) c.gemm1.tile.reset();
+        if (c.gemm2.tile && !mlp_tile_width_ok(*c.gemm2.tile)) c.gemm2.tile.reset();
+      }));
     // From m = 128 on, CTA pairs for every pair of widths with a 128x96 GEMM (A multicast).
-    if (o.tune_cta_pairs && shape.m >= kMlpTileM && bp.policy == mlp_policy::none && !bp.pairs1 && !bp.pairs2 && !bp.swap_gemm1 &&
-        !bp.swap_gemm2)
+    if (o.tune_cta_pairs && shape.m >= kMlpTileM && bp.policy == mlp_policy::none && !bp.form1.cta_pairs &&
+        !bp.form2.cta_pairs && plain1 && plain2)
       for (int t1 : kMlpTileWidths)
         for (int t2 : kMlpTileWidths)
           if (t1 == kMlpNarrowTileN || t2 == kMlpNarrowTileN)
-            cands.push_back({mlp_policy::none, bp.group_m, t1, t2, -1, -2, -2, -2, 1});
-    if (bp.pairs1 || bp.pairs2) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, -2, 0});
+            cands.push_back(none_with([&](MlpOptions& c) {
+              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, true};
+              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, true};
+            }));
+    if (bp.form1.cta_pairs || bp.form2.cta_pairs)
+      cands.push_back(none_with([](MlpOptions& c) { c.gemm1.cta_pairs = c.gemm2.cta_pairs = false; }));
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
-    if (bp.policy == mlp_policy::none) cands.push_back({mlp_policy::none, bp.group_m, 0, 0, -1, -2, -2, bp.pdl ? 0 : 1});
+    if (bp.policy == mlp_policy::none)
+      cands.push_back(none_with([&](MlpOptions& c) {
+        c.launch = bp.launch == Gemm2Launch::pdl ? Gemm2Launch::after_gemm1 : Gemm2Launch::pdl;
+      }));
     // Build every distinct candidate first, then time them in interleaved rounds after a warm-up:
     // compute-bound shapes run at the power limit once the GPU is busy (the SM clock drops well below
     // its maximum at M >= 128: docs/mlp.md, gpu-clocks.csv), so candidates timed one after the other from
     // an idle GPU would be ranked at different clocks than the workload runs at.
     std::vector<std::unique_ptr<Mlp>> ms;
     std::vector<MlpOptions> built;  // the options each candidate was created with (for the cache)
-    for (const Candidate& c : cands) {
-      bool dup = false;  // group_m 2 == planned group, ...
-      for (const Candidate& d : cands) {
-        if (&d == &c) break;
-        dup = dup || (d.policy == c.policy && d.group_m == c.group_m && d.tile_n1 == c.tile_n1 &&
-                      d.tile_n2 == c.tile_n2 && d.l2_mb == c.l2_mb && d.swap2 == c.swap2 && d.swap1 == c.swap1 &&
-                      d.pdl == c.pdl && d.pairs == c.pairs && d.split1 == c.split1 && d.split2 == c.split2);
-      }
-      if (dup) continue;
+    for (const MlpOptions& c : cands) {
+      if (std::find(built.begin(), built.end(), c) != built.end()) continue;
       MlpRunOptions co = o;
       co.tune = false;
       co.log = false;
-      co.plan.policy = c.policy;
-      co.plan.group_m = c.group_m;
-      co.plan.tile_n1 = c.policy == mlp_policy::none ? c.tile_n1 : kMlpTileN;
-      co.plan.tile_n2 = c.policy == mlp_policy::none ? c.tile_n2 : kMlpTileN;
-      if (c.l2_mb >= 0) co.plan.l2_prefetch_mb = c.l2_mb;
-      if (c.swap2 >= -1) co.plan.swap_gemm2 = c.swap2;
-      if (c.swap1 >= -1) co.plan.swap_gemm1 = c.swap1;
-      if (c.pdl >= -1) co.plan.pdl = c.pdl;
-      if (c.pairs >= -1) co.plan.cta_pairs = c.pairs;
-      if (c.split1 > 0) co.plan.split1 = c.split1;
-      if (c.split2 > 0) co.plan.split2 = c.split2;
-      if (co.plan.cta_pairs == 1 && c.policy != mlp_policy::none) co.plan.cta_pairs = 0;
-      if (co.plan.swap_gemm1 == 1 && (c.policy != mlp_policy::none || (c.tile_n1 != 0 && c.tile_n1 != kMlpTileN))) co.plan.swap_gemm1 = 0;
-      // A candidate with other tile widths or waits does not inherit a forced swap (plan_mlp would
-      // reject it).
-      if (co.plan.swap_gemm2 == 1 && (c.policy != mlp_policy::none || (c.tile_n2 != 0 && c.tile_n2 != kMlpTileN))) co.plan.swap_gemm2 = 0;
+      co.plan = c;
       auto m = create(shape, t, stream, co);
-      if (!m.ok()) return m.error().with_context("tuning candidate " + std::string(to_string(c.policy)));
+      if (!m.ok()) return m.error().with_context("tuning candidate " + mlp_options_to_string(c));
       ms.push_back(std::move(m.value()));
-      built.push_back(co.plan);
+      built.push_back(c);
     }
     // Warm-up: ~50 ms of the planned chain (at least 3 passes, at most 2000).
     auto one = time_(*ms[0], stream, 1, 3);
@@ -584,17 +604,14 @@ class Mlp {
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[192];
+      const MlpPlan& mp = ms[i]->plan_;
+      auto swapped = [](const GemmForm& f) { return f.operands == GemmOperands::swapped; };
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
-                    to_string(ms[i]->plan_.policy), ms[i]->plan_.group_m,
-                    ms[i]->plan_.swap_gemm1 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm1 ? ms[i]->plan_.swap_tile1 : ms[i]->plan_.tile_n1, ms[i]->plan_.pairs1 ? "p" : "",
-                    ms[i]->plan_.swap_gemm2 ? "swapped 128x" : "128x",
-                    ms[i]->plan_.swap_gemm2 ? ms[i]->plan_.swap_tile2 : ms[i]->plan_.tile_n2, ms[i]->plan_.pairs2 ? "p" : "",
-                    ms[i]->plan_.split1, ms[i]->plan_.split2,
-                    ms[i]->plan_.l2_prefetch_kblocks > 0
-                        ? ("/pf" + std::to_string(ms[i]->plan_.l2_prefetch_kblocks)).c_str()
-                        : "",
-                    ms[i]->plan_.pdl ? "/pdl" : "/2 launches", med[i]);
+                    to_string(mp.policy), mp.group_m, swapped(mp.form1) ? "swapped 128x" : "128x", mp.form1.tile,
+                    mp.form1.cta_pairs ? "p" : "", swapped(mp.form2) ? "swapped 128x" : "128x", mp.form2.tile,
+                    mp.form2.cta_pairs ? "p" : "", mp.form1.split_k, mp.form2.split_k,
+                    mp.l2_prefetch_kblocks > 0 ? ("/pf" + std::to_string(mp.l2_prefetch_kblocks)).c_str() : "",
+                    mp.launch == Gemm2Launch::pdl ? "/pdl" : "/2 launches", med[i]);
       tried += buf;
     }
     std::unique_ptr<Mlp> best = std::move(ms[best_i]);
@@ -642,8 +659,8 @@ class Mlp {
            " (kernels: 96, 128, 192, 256)";
   }
 
-  // GEMM1, Y = act(X W1^T): 128xN tiles by plan_.tile_n1 (CTA pairs at N = 96 with plan_.pairs1), or
-  // swapped (GeLU only: m = F, n = the tokens, A = W1, B = X, Y written column-major as Y^T).
+  // GEMM1, Y = act(X W1^T) in plan_.form1: 128xN tiles (CTA pairs at N = 96), or
+  // swapped (m = F or 2F, n = the tokens, A = W1, B = X, Y written column-major as Y^T).
   FormedGemm gemm1_(const MlpTensors& t, const sm90::NextWeights& next) const {
     const MlpShape& s = plan_.shape;
     const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
@@ -652,32 +669,32 @@ class Mlp {
     auto* y = static_cast<bf16*>(t.y);
     auto form = [&](auto config, auto launch) {
       using C = typename decltype(config)::type;
-      return formed_(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.split1, next, launch);
+      return formed_(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch);
     };
     using namespace mlp_kernels;
     auto swapped_wide = [&](auto tokens) {
       constexpr int T = decltype(tokens)::value;
-      return formed_(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
+      return formed_(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.form1.split_k, next,
                      [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); });
     };
-    if (plan_.swap_gemm1 && plan_.swap_tile1 == kMlpSwapMidTileN)
-      return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
-    if (plan_.swap_gemm1 && plan_.swap_tile1 == kMlpSwapWideTileN)
-      return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
-    if (plan_.swap_gemm1) {
+    const GemmForm& f = plan_.form1;
+    const bool swapped = f.operands == GemmOperands::swapped;
+    if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+    if (swapped) {
       if constexpr (Act == activation::gelu)
-        if (plan_.swap_tile1 == kMlpSwapTileN)
-          return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, plan_.split1, next,
+        if (f.tile == kMlpSwapTileN)
+          return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
                          [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
       return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
-                                                       std::to_string(plan_.swap_tile1) + "-token tiles for " +
+                                                       std::to_string(f.tile) + "-token tiles for " +
                                                        to_string(Act) + " (kernels: 160, 192, and 32 with GeLU)"));
     }
-    switch (plan_.tile_n1) {
+    switch (f.tile) {
       case kMlpTileN:
         return form(std::type_identity<UpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up(st, a); });
       case kMlpNarrowTileN:
-        if (plan_.pairs1)
+        if (f.cta_pairs)
           return form(std::type_identity<PairUpConfig<Act>>{},
                       [](const auto& st, const auto& a, bool) { return Kernels::up_pair(st, a); });
         return form(std::type_identity<NarrowUpConfig<Act>>{},
@@ -687,11 +704,11 @@ class Mlp {
       case kMlpWideTileN:
         return form(std::type_identity<WideUpConfig<Act>>{},
                     [](const auto& st, const auto& a, bool) { return Kernels::up_wide(st, a); });
-      default: return unformed_(status(errc::invalid_argument, bad_width_(1, plan_.tile_n1)));
+      default: return unformed_(status(errc::invalid_argument, bad_width_(1, f.tile)));
     }
   }
 
-  // GEMM2, Z = Y W2^T: 128xN tiles by plan_.tile_n2 (CTA pairs at N = 96 with plan_.pairs2), or swapped
+  // GEMM2, Z = Y W2^T in plan_.form2: 128xN tiles (CTA pairs at N = 96), or swapped
   // (m = H, n = the tokens, A = W2, B = Y, Z written as [H, m] column-major == [m, H] row-major).
   // Launched after GEMM1 or PDL-launched (after_grid: weights first, then griddepcontrol.wait).
   FormedGemm gemm2_(const MlpTensors& t) const {
@@ -701,36 +718,36 @@ class Mlp {
     auto* z = static_cast<bf16*>(t.z);
     auto form = [&](auto config, auto launch) {
       using C = typename decltype(config)::type;
-      return formed_(sm90::GemmArguments<C>{s.m, s.hidden, s.ffn, y, w2, z}, plan_.split2, {}, launch);
+      return formed_(sm90::GemmArguments<C>{s.m, s.hidden, s.ffn, y, w2, z}, plan_.form2.split_k, {}, launch);
     };
     using namespace mlp_kernels;
     auto swapped_wide = [&](auto tokens) {
       constexpr int T = decltype(tokens)::value;
-      return formed_(sm90::GemmArguments<SwapDownConfigT<T>>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.split2, {},
+      return formed_(sm90::GemmArguments<SwapDownConfigT<T>>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.form2.split_k, {},
                      [](const auto& st, const auto& a, bool after_grid) {
                        return after_grid ? Kernels::template down_swapped_wide_after_grid<T>(st, a)
                                          : Kernels::template down_swapped_wide<T>(st, a);
                      });
     };
-    if (plan_.swap_gemm2 && plan_.swap_tile2 == kMlpSwapMidTileN)
-      return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
-    if (plan_.swap_gemm2 && plan_.swap_tile2 == kMlpSwapWideTileN)
-      return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
-    if (plan_.swap_gemm2 && plan_.swap_tile2 != kMlpSwapTileN)
+    const GemmForm& f = plan_.form2;
+    const bool swapped = f.operands == GemmOperands::swapped;
+    if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+    if (swapped && f.tile != kMlpSwapTileN)
       return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM2 kernel of " +
-                                                       std::to_string(plan_.swap_tile2) + "-token tiles (kernels: 32, 160, 192)"));
-    if (plan_.swap_gemm2)
-      return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.split2, {},
+                                                       std::to_string(f.tile) + "-token tiles (kernels: 32, 160, 192)"));
+    if (swapped)
+      return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, f.split_k, {},
                      [](const auto& st, const auto& a, bool after_grid) {
                        return after_grid ? Kernels::down_swapped_after_grid(st, a) : Kernels::down_swapped(st, a);
                      });
-    switch (plan_.tile_n2) {
+    switch (f.tile) {
       case kMlpTileN:
         return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
           return after_grid ? Kernels::down_after_grid(st, a) : Kernels::down(st, a);
         });
       case kMlpNarrowTileN:
-        if (plan_.pairs2)
+        if (f.cta_pairs)
           return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
             return after_grid ? Kernels::down_pair_after_grid(st, a) : Kernels::down_pair(st, a);
           });
@@ -745,7 +762,7 @@ class Mlp {
         return form(std::type_identity<WideDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
           return after_grid ? Kernels::down_wide_after_grid(st, a) : Kernels::down_wide(st, a);
         });
-      default: return unformed_(status(errc::invalid_argument, bad_width_(2, plan_.tile_n2)));
+      default: return unformed_(status(errc::invalid_argument, bad_width_(2, f.tile)));
     }
   }
 
@@ -754,12 +771,13 @@ class Mlp {
     // GEMM1 prefetches the first k-blocks of W2's tile-parts into L2 as it ends (plan_mlp).
     sm90::NextWeights next{};
     if (plan_.l2_prefetch_kblocks > 0)
-      next = {t.w2, s.hidden, s.ffn, plan_.tile_n2, kMlpTileK, plan_.split2, plan_.l2_prefetch_kblocks};
+      next = {t.w2, s.hidden, s.ffn, plan_.form2.tile, kMlpTileK, plan_.form2.split_k, plan_.l2_prefetch_kblocks};
     FormedGemm f1 = gemm1_(t, next), f2 = gemm2_(t);
     BATON_TRY(f1.unformed.with_context("gemm1"));
     BATON_TRY(f2.unformed.with_context("gemm2"));
-    const bool plain_forms = plan_.tile_n1 == kMlpTileN && plan_.tile_n2 == kMlpTileN && !plan_.swap_gemm1 &&
-                             !plan_.swap_gemm2 && !plan_.pairs1 && !plan_.pairs2;
+    const GemmForm edge_form{GemmOperands::plain, kMlpTileN, 1, false};
+    auto edge_ok = [&](GemmForm f) { return f.split_k = 1, f == edge_form; };
+    const bool plain_forms = edge_ok(plan_.form1) && edge_ok(plan_.form2);
     if (!plain_forms && plan_.policy != mlp_policy::none)
       return status(errc::not_supported,
                     "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
@@ -783,8 +801,8 @@ class Mlp {
       UpArgs up{s.m, n1, s.hidden, static_cast<const bf16*>(t.x), static_cast<const bf16*>(t.w1), static_cast<bf16*>(t.y)};
       DownArgs down{s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y), static_cast<const bf16*>(t.w2),
                     static_cast<bf16*>(t.z)};
-      up.split_k = plan_.split1;
-      down.split_k = plan_.split2;
+      up.split_k = plan_.form1.split_k;
+      down.split_k = plan_.form2.split_k;
       up.split_workspace = sw1_;
       down.split_workspace = sw2_;
       up.next_weights = next;
@@ -805,11 +823,12 @@ class Mlp {
       case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::kblock_policy<Act>(s.m, s.hidden, s.ffn))); break;
       case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::row_policy<Act>(s.m, s.hidden, s.ffn))); break;
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
-        // plan_.pdl (by default: GEMM1 in one wave): GEMM2 PDL-launched, loading its weights and
+        // Gemm2Launch::pdl (by default: GEMM1 in one wave): GEMM2 PDL-launched, loading its weights and
         // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and
         // first weight loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster at
         // decode); otherwise two plain launches.
-        sched_ = plan_.pdl ? launch_schedule::pdl : launch_schedule::serial;
+        const bool pdl = plan_.launch == Gemm2Launch::pdl;
+        sched_ = pdl ? launch_schedule::pdl : launch_schedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
@@ -819,7 +838,7 @@ class Mlp {
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
         l1 = f1.launch(st1.value(), sw1_, false);
-        l2 = f2.launch(st2.value(), sw2_, plan_.pdl);
+        l2 = f2.launch(st2.value(), sw2_, pdl);
       }
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,48 +52,66 @@ struct MlpShape {
   activation act = activation::gelu;
 };
 
+// How one GEMM of the op runs.
+//   plain    activations x weights^T: tiles of 128 tokens x `tile` computed columns (96, 128, 192, 256)
+//   swapped  weights x activations^T: tiles of 128 weight rows x `tile` tokens (32, 160, 192), the
+//            output written column-major, i.e. as the row-major [tokens, features] activation
+enum class GemmOperands { plain, swapped };
+inline const char* to_string(GemmOperands o) { return o == GemmOperands::plain ? "plain" : "swapped"; }
+
+// How GEMM2 is launched behind GEMM1 (policy none; row / kblock chains are always PDL-launched):
+//   pdl          PDL-launched: its weights stream into its pipeline before griddepcontrol.wait (then
+//                its loads of Y), so its launch, prologue and first weight loads overlap GEMM1's end;
+//                its CTAs start only once every GEMM1 CTA has, i.e. in GEMM1's last wave
+//   after_gemm1  a plain launch after GEMM1
+enum class Gemm2Launch { pdl, after_gemm1 };
+inline const char* to_string(Gemm2Launch l) { return l == Gemm2Launch::pdl ? "pdl" : "after_gemm1"; }
+
+// One GEMM's form in a plan.
+struct GemmForm {
+  GemmOperands operands = GemmOperands::plain;
+  int tile = 128;          // plain: computed columns per 128-row tile; swapped: tokens per tile
+  int split_k = 1;         // parts of each tile's k range (summed by the last part)
+  bool cta_pairs = false;  // plain 96-wide tiles as 1 x 2 clusters multicasting A
+  friend bool operator==(const GemmForm&, const GemmForm&) = default;
+};
+
+// What the caller fixes of one GEMM's form; every field left empty is plan_mlp's choice.
+//   operands   empty: plain, or, with policy none and `tile` empty, swapped where the cost model
+//              (mlp_cost.hpp) says a 160- or 192-token tile covering the batch is faster (32 < m <= 192).
+//              The 32-token decode form measured slower than the plain GEMM at every decode M on the
+//              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
+//   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
+//              GEMM1 with GeLU), 160 or 192. Empty: the model's (plain, policy none), 128 (waits) or
+//              the narrowest swapped tile that covers m (mlp_swap_tile).
+//   split_k    empty: the model's (policy none), else choose_split_k (one wave of CTAs).
+//   cta_pairs  true: a plain 96-wide GEMM runs as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the
+//              two CTAs of a 1 x 2 cluster compute adjacent tiles of one row and TMA-multicast A, so A
+//              (re-read by every weight tile) crosses L2 once per pair; the grid's columns are padded
+//              to an even count. Policy none; no effect on other widths. Empty / false: off (measured
+//              level with the unpaired GEMMs, docs/mlp.md); MlpRunOptions::tune_cta_pairs tries them.
+struct GemmFormRequest {
+  std::optional<GemmOperands> operands;
+  std::optional<int> tile;
+  std::optional<int> split_k;
+  std::optional<bool> cta_pairs;
+  friend bool operator==(const GemmFormRequest&, const GemmFormRequest&) = default;
+};
+
 struct MlpOptions {
   mlp_policy policy = mlp_policy::automatic;
-  // Split-K parts of GEMM1 / GEMM2; 0: with policy none the cost model's (mlp_cost.hpp), with waits
-  // choose_split_k.
-  int split1 = 0, split2 = 0;
-  int group_m = 0;             // tile order: baton::Grouped{group_m} for both GEMMs; 0: mlp_group_m
-  // Tile width (computed columns) of GEMM1 / GEMM2: 96, 128, 192 or 256 (all but 128: policy none
-  // only); 0: with policy none the width (and split-K) with the least modeled time (mlp_cost.hpp),
-  // with waits 128.
-  int tile_n1 = 0, tile_n2 = 0;
+  GemmFormRequest gemm1, gemm2;
+  std::optional<int> group_m;  // tile order: baton::Grouped{group_m} for both GEMMs; empty: mlp_group_m
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
   // k-blocks of every GEMM2 tile-part), meant to keep the weight stream going across the kernel
   // boundary at decode. 0: off, the default: on the H200 it measured slower at every decode shape
   // with 8, 24 and 48 MB (docs/mlp.md, "The op").
   int l2_prefetch_mb = 0;
-  // GEMM2 with its operands swapped (sm90 GEMM of W2 [H, F] times Y^T, D column-major = Z row-major)
-  // in tiles of 128 hidden units x mlp_swap_tile(m) tokens: 32 at decode, 192 above (one token tile
-  // then covers a batch of up to 192 tokens, where the plain GEMM's 128-row tiles make two bands that
-  // stream the weights twice and leave the second band's CTAs half idle). -1: automatic (the default):
-  // with policy none and the width left open, the cost model (mlp_cost.hpp) weighs the 192-token
-  // form against the plain widths at 32 < m <= 192; the 32-token form measured slower than the plain
-  // GEMM at every decode M on the H200 (docs/mlp.md, "The op"), so it runs only when asked for or
-  // picked by MlpRunOptions::tune. 0: off; 1: on (policy none; GEMM2 then keeps 128-row tiles).
-  int swap_gemm2 = -1;
-  // The same for GEMM1 (X W1^T as W1 X^T, Y written as Y^T column-major; with SwiGLU the packed
-  // gate/up rows of W1 pair up as adjacent accumulator rows). The 32-token form exists for GeLU
-  // only; a swapped SwiGLU GEMM1 always has 192-token tiles.
-  int swap_gemm1 = -1;
-  // Policy none: GEMM2 PDL-launched, its weights streaming into its pipeline before
-  // griddepcontrol.wait (then its loads of Y), so its launch, prologue and first weight loads overlap
-  // GEMM1's last tiles; otherwise launched after GEMM1. -1: automatic (PDL when GEMM1's CTAs fit in
-  // one wave), 0: never, 1: always (GEMM2's CTAs only start once every GEMM1 CTA has, i.e. in GEMM1's
-  // last wave, on the SMs it frees). MlpRunOptions::tune also times the other choice.
-  int pdl = -1;
-  // The GEMMs with 128 x 96 tiles as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the two CTAs
-  // of a 1 x 2 cluster compute adjacent tiles of one row and TMA-multicast A to each other, so A
-  // (the activations, re-read by every weight tile) crosses L2 once per pair. Their grid's columns
-  // are padded to an even count. 0: off (the default); 1: on (policy none; no effect on GEMMs of
-  // other widths). MlpRunOptions::tune tries it at m >= 128.
-  int cta_pairs = 0;
+  // Policy none: empty is PDL when GEMM1's CTAs fit in one wave, else after GEMM1. MlpRunOptions::tune
+  // also times the other choice.
+  std::optional<Gemm2Launch> launch;
+  friend bool operator==(const MlpOptions&, const MlpOptions&) = default;
 };
-
 
 // The tile order of both GEMMs, Grouped{group_m}: bands of group_m rows of tiles walked column by
 // column, so the group_m tiles that read the same weight columns run together and share them in
@@ -111,7 +130,7 @@ inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
 }
 
-// Token columns per tile of the swapped GEMMs (MlpOptions::swap_gemm1 / swap_gemm2): 32 at decode,
+// Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode,
 // 160 and 192 for batches that one wide token tile covers (the GMMA computes every token column of
 // the tile, so the narrowest tile that covers m wastes the least).
 inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192;
@@ -140,30 +159,28 @@ inline int mlp_l2_prefetch_kblocks(int mb, int n2, int k2, int split2) {
 struct MlpPlan {
   MlpShape shape{};
   mlp_policy policy = mlp_policy::row;
-  int split1 = 1, split2 = 1;
+  GemmForm form1{}, form2{};    // GEMM1's and GEMM2's
   int group_m = 1;
-  int tile_n1 = kMlpTileN, tile_n2 = kMlpTileN;  // computed columns per tile of GEMM1 / GEMM2
   int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
   int l2_prefetch_kblocks = 0;  // the same as k-blocks per GEMM2 tile-part
-  bool swap_gemm2 = false;      // GEMM2 as W2 x Y^T (gemm2 then counts hidden tiles x token tiles)
-  bool swap_gemm1 = false;      // GEMM1 as W1 x X^T (gemm1 then counts F (or 2F) tiles x token tiles)
-  int swap_tile2 = 0, swap_tile1 = 0;  // tokens per tile of a swapped GEMM (mlp_swap_tile), else 0
-  bool pdl = true;              // GEMM2 PDL-launched (row / kblock chains always are)
-  bool pairs1 = false, pairs2 = false;  // GEMM1 / GEMM2 as CTA pairs (MlpOptions::cta_pairs)
+  Gemm2Launch launch = Gemm2Launch::pdl;
   double expected_us = 0;       // the cost model's time for the chain (mlp_cost.hpp); 0: not modeled
-  Grid gemm1{}, gemm2{};  // output tiles (GEMM1 over its n = F or 2F computed columns)
+  // Output tiles: plain, token tiles x column tiles (GEMM1 over its n = F or 2F computed columns);
+  // swapped, weight-row tiles x token tiles.
+  Grid gemm1{}, gemm2{};
   std::string reason;
   std::string log_line() const {
+    auto form = [](const GemmForm& f, const char* swapped_as) {
+      return f.operands == GemmOperands::swapped
+                 ? "swapped 128x" + std::to_string(f.tile) + " (" + swapped_as + ")"
+                 : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "");
+    };
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
-           ", split-K " + std::to_string(split1) + "/" + std::to_string(split2) + ", tiles " +
-           (swap_gemm1 ? "swapped 128x" + std::to_string(swap_tile1) + " (W1 x X^T)"
-                       : "128x" + std::to_string(tile_n1) + (pairs1 ? " pairs" : "")) +
-           "/" +
-           (swap_gemm2 ? "swapped 128x" + std::to_string(swap_tile2) + " (W2 x Y^T)"
-                       : "128x" + std::to_string(tile_n2) + (pairs2 ? " pairs" : "")) +
-           ", tile order Grouped{" +
-           std::to_string(group_m) + "}, GEMM2 " + (pdl ? "PDL-launched" : "after GEMM1") + ", L2 prefetch of W2 " +
+           ", split-K " + std::to_string(form1.split_k) + "/" + std::to_string(form2.split_k) + ", tiles " +
+           form(form1, "W1 x X^T") + "/" + form(form2, "W2 x Y^T") + ", tile order Grouped{" +
+           std::to_string(group_m) + "}, GEMM2 " + (launch == Gemm2Launch::pdl ? "PDL-launched" : "after GEMM1") +
+           ", L2 prefetch of W2 " +
            (l2_prefetch_kblocks > 0 ? std::to_string(l2_prefetch_kblocks) + " k-blocks per tile-part" : std::string("off")) +
            (expected_us > 0 ? ", expected " + std::to_string(int(expected_us + 0.5)) + " us (cost model)" : std::string()) +
            ", because " + reason;
@@ -189,32 +206,56 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
   return mlp_policy::none;
 }
 
-// Which tuning candidate the op keeps (MlpRunOptions::tune): rounds[i] holds candidate i's times
-// (one per interleaved round), candidate 0 is the planned chain. Each candidate's score is its
-// median round (written to `medians`); the planned chain stays unless another candidate's median is
-// more than `margin` below it, and then the fastest such candidate wins (ties: the earlier one).
-// Run 18 measured candidates within ~1% of each other swapping places between rounds and runs, and a
-// noise-picked row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph. Candidates with
-// no rounds score +infinity; with no candidates the answer is 0.
-// MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field,
-// "policy=row;split1=0;split2=0;group_m=2;tile_n1=128;tile_n2=128;l2_prefetch_mb=0;swap_gemm2=0;
-// swap_gemm1=0;pdl=-1;cta_pairs=0". Parsing refuses unknown, missing or malformed fields, naming them.
+// MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field, a GEMM's
+// request as operands/tile/split_k/cta_pairs with `auto` for an empty field:
+// "policy=none;gemm1=swapped/160/2/auto;gemm2=auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;launch=pdl".
+// Parsing refuses unknown, missing or malformed fields, naming them.
+namespace detail {
+inline std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "auto"; }
+inline std::string request_text(const GemmFormRequest& r) {
+  return std::string(r.operands ? to_string(*r.operands) : "auto") + "/" + opt_text(r.tile) + "/" +
+         opt_text(r.split_k) + "/" + (r.cta_pairs ? (*r.cta_pairs ? "1" : "0") : "auto");
+}
+inline bool parse_opt_int(const std::string& v, std::optional<int>& out) {
+  if (v == "auto") {
+    out.reset();
+    return true;
+  }
+  char* end = nullptr;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || x < 0 || x > (1L << 20)) return false;
+  out = int(x);
+  return true;
+}
+inline bool parse_request(const std::string& v, GemmFormRequest& r) {
+  std::vector<std::string> parts;
+  size_t p = 0;
+  for (size_t q; (q = v.find('/', p)) != std::string::npos; p = q + 1) parts.push_back(v.substr(p, q - p));
+  parts.push_back(v.substr(p));
+  if (parts.size() != 4) return false;
+  if (parts[0] == "auto") r.operands.reset();
+  else if (parts[0] == "plain") r.operands = GemmOperands::plain;
+  else if (parts[0] == "swapped") r.operands = GemmOperands::swapped;
+  else return false;
+  if (!parse_opt_int(parts[1], r.tile) || !parse_opt_int(parts[2], r.split_k)) return false;
+  if (parts[3] == "auto") r.cta_pairs.reset();
+  else if (parts[3] == "0" || parts[3] == "1") r.cta_pairs = parts[3] == "1";
+  else return false;
+  return true;
+}
+}  // namespace detail
+
 inline std::string mlp_options_to_string(const MlpOptions& o) {
-  return std::string("policy=") + to_string(o.policy) + ";split1=" + std::to_string(o.split1) +
-         ";split2=" + std::to_string(o.split2) + ";group_m=" + std::to_string(o.group_m) +
-         ";tile_n1=" + std::to_string(o.tile_n1) + ";tile_n2=" + std::to_string(o.tile_n2) +
-         ";l2_prefetch_mb=" + std::to_string(o.l2_prefetch_mb) + ";swap_gemm2=" + std::to_string(o.swap_gemm2) +
-         ";swap_gemm1=" + std::to_string(o.swap_gemm1) + ";pdl=" + std::to_string(o.pdl) +
-         ";cta_pairs=" + std::to_string(o.cta_pairs);
+  return std::string("policy=") + to_string(o.policy) + ";gemm1=" + detail::request_text(o.gemm1) +
+         ";gemm2=" + detail::request_text(o.gemm2) + ";group_m=" + detail::opt_text(o.group_m) +
+         ";l2_prefetch_mb=" + std::to_string(o.l2_prefetch_mb) +
+         ";launch=" + (o.launch ? to_string(*o.launch) : "auto");
 }
 inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
   MlpOptions o;
-  int* const ints[] = {&o.split1, &o.split2, &o.group_m, &o.tile_n1, &o.tile_n2, &o.l2_prefetch_mb,
-                       &o.swap_gemm2, &o.swap_gemm1, &o.pdl, &o.cta_pairs};
-  const char* const names[] = {"split1", "split2", "group_m", "tile_n1", "tile_n2", "l2_prefetch_mb",
-                               "swap_gemm2", "swap_gemm1", "pdl", "cta_pairs"};
-  constexpr int kInts = 10;
-  unsigned seen = 0;  // bit i: ints[i]; bit kInts: policy
+  const char* const names[] = {"policy", "gemm1", "gemm2", "group_m", "l2_prefetch_mb", "launch"};
+  constexpr int kFields = 6;
+  unsigned seen = 0;
   auto bad = [&](const std::string& why) { return status(errc::invalid_argument, "mlp options '" + text + "': " + why); };
   size_t p = 0;
   while (p < text.size()) {
@@ -225,26 +266,37 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) return bad("'" + item + "' is not name=value");
     const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
-    if (k == "policy") {
-      if (v == "auto" || v == "automatic") o.policy = mlp_policy::automatic;
-      else if (v == "row") o.policy = mlp_policy::row;
-      else if (v == "kblock") o.policy = mlp_policy::kblock;
-      else if (v == "none") o.policy = mlp_policy::none;
-      else return bad("unknown policy '" + v + "'");
-      seen |= 1u << kInts;
-      continue;
-    }
     int i = 0;
-    while (i < kInts && k != names[i]) ++i;
-    if (i == kInts) return bad("unknown field '" + k + "'");
-    char* end = nullptr;
-    const long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || x < -1 || x > (1L << 20)) return bad(k + " = '" + v + "' is not an integer in [-1, 2^20]");
-    *ints[i] = int(x);
+    while (i < kFields && k != names[i]) ++i;
+    if (i == kFields) return bad("unknown field '" + k + "'");
+    bool ok = true;
+    switch (i) {
+      case 0:
+        if (v == "auto" || v == "automatic") o.policy = mlp_policy::automatic;
+        else if (v == "row") o.policy = mlp_policy::row;
+        else if (v == "kblock") o.policy = mlp_policy::kblock;
+        else if (v == "none") o.policy = mlp_policy::none;
+        else return bad("unknown policy '" + v + "'");
+        break;
+      case 1: ok = detail::parse_request(v, o.gemm1); break;
+      case 2: ok = detail::parse_request(v, o.gemm2); break;
+      case 3: ok = detail::parse_opt_int(v, o.group_m); break;
+      case 4: {
+        std::optional<int> mb;
+        ok = detail::parse_opt_int(v, mb) && mb.has_value();
+        if (ok) o.l2_prefetch_mb = *mb;
+        break;
+      }
+      default:
+        if (v == "auto") o.launch.reset();
+        else if (v == "pdl") o.launch = Gemm2Launch::pdl;
+        else if (v == "after_gemm1") o.launch = Gemm2Launch::after_gemm1;
+        else ok = false;
+    }
+    if (!ok) return bad(k + " = '" + v + "' is malformed (a GEMM: operands/tile/split_k/cta_pairs, each 'auto' or a value)");
     seen |= 1u << i;
   }
-  if (!(seen & (1u << kInts))) return bad("no policy");
-  for (int i = 0; i < kInts; ++i)
+  for (int i = 0; i < kFields; ++i)
     if (!(seen & (1u << i))) return bad(std::string("no ") + names[i]);
   return o;
 }
@@ -256,6 +308,13 @@ inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, cons
          ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device;
 }
 
+// Which tuning candidate the op keeps (MlpRunOptions::tune): rounds[i] holds candidate i's times
+// (one per interleaved round), candidate 0 is the planned chain. Each candidate's score is its
+// median round (written to `medians`); the planned chain stays unless another candidate's median is
+// more than `margin` below it, and then the fastest such candidate wins (ties: the earlier one).
+// Candidates measured within ~1% of each other swap places between rounds and runs (a noise-picked
+// row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph: docs/mlp.md), hence the
+// margin. Candidates with no rounds score +infinity; with no candidates the answer is 0.
 inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::vector<double>& medians,
                                 double margin = 0.02) {
   medians.assign(rounds.size(), std::numeric_limits<double>::infinity());
@@ -270,7 +329,21 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   return best;
 }
 
-// Validates the shape and decides policy, split-K and tile widths. Errors name the offending extent.
+namespace detail {
+// One GEMM of the plan: D [m, n] = act(A [m, k] W [n, k]^T) in its form (plain or swapped).
+struct MlpGemmPick {
+  GemmForm form{};
+  double us = -1;  // modeled time (policy none), -1: not modeled
+};
+inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
+  if (f.operands == GemmOperands::swapped) return Grid{ceil_div(n, kMlpTileM), ceil_div(m, f.tile), 1};
+  const int cols = ceil_div(n, f.tile);
+  return Grid{ceil_div(m, kMlpTileM), f.cta_pairs ? ceil_div(cols, 2) * 2 : cols, 1};
+}
+}  // namespace detail
+
+// Validates the shape and the request and decides policy and each GEMM's form (operands, tile,
+// split-K, CTA pairs), the tile order and GEMM2's launch. Errors name the offending extent or field.
 [[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
                            " ffn=" + std::to_string(s.ffn);
@@ -284,146 +357,125 @@ inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::ve
   if (opt.l2_prefetch_mb < 0 || opt.l2_prefetch_mb > 4096)
     return status(errc::invalid_argument, "baton::ops::mlp: l2_prefetch_mb must be 0 (off) to 4096, got " +
                                               std::to_string(opt.l2_prefetch_mb));
-  if (opt.swap_gemm1 < -1 || opt.swap_gemm1 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm1 must be -1 (automatic), 0 (off) or 1 (on), got " +
-                                              std::to_string(opt.swap_gemm1));
-  if (opt.swap_gemm2 < -1 || opt.swap_gemm2 > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: swap_gemm2 must be -1 (automatic), 0 (off) or 1 (on), got " +
-                                              std::to_string(opt.swap_gemm2));
-  if (opt.cta_pairs < 0 || opt.cta_pairs > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: cta_pairs must be 0 (off) or 1 (on), got " +
-                                              std::to_string(opt.cta_pairs));
-  if (opt.pdl < -1 || opt.pdl > 1)
-    return status(errc::invalid_argument, "baton::ops::mlp: pdl must be -1 (automatic), 0 (off) or 1 (on), got " +
-                                              std::to_string(opt.pdl));
-  if (opt.split1 < 0 || opt.split2 < 0 || opt.group_m < 0)
-    return status(errc::invalid_argument, "baton::ops::mlp: split-K parts and group_m must be >= 0 (0: automatic)");
-  for (int t : {opt.tile_n1, opt.tile_n2})
-    if (t != 0 && !mlp_tile_width_ok(t))
-      return status(errc::invalid_argument,
-                    "baton::ops::mlp: tile widths must be 0 (automatic), 96, 128, 192 or 256, got " + std::to_string(t));
+  if (opt.group_m && *opt.group_m < 1)
+    return status(errc::invalid_argument, "baton::ops::mlp: group_m must be >= 1, got " + std::to_string(*opt.group_m));
   MlpPlan p;
   p.shape = s;
   const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
   const int rows = ceil_div(s.m, kMlpTileM);
   const int k1 = ceil_div(s.hidden, kMlpTileK), k2 = ceil_div(s.ffn, kMlpTileK);
-  if (opt.split1 > k1 || opt.split2 > k2)
-    return status(errc::invalid_argument, "baton::ops::mlp " + dims + ": split-K " + std::to_string(opt.split1) + "/" +
-                                              std::to_string(opt.split2) + " exceeds the k-blocks " +
-                                              std::to_string(k1) + "/" + std::to_string(k2));
   if (opt.policy == mlp_policy::automatic) {
     p.policy = mlp_auto_policy(s, Grid{rows, ceil_div(n1, kMlpTileN), 1}, sms, p.reason);
   } else {
     p.policy = opt.policy;
     p.reason = "the caller asked for it";
   }
-  // Tiles other than 128 x 128 exist for GEMMs without edges only.
-  const bool want_other = (opt.tile_n1 != 0 && opt.tile_n1 != kMlpTileN) || (opt.tile_n2 != 0 && opt.tile_n2 != kMlpTileN);
-  if (want_other && p.policy != mlp_policy::none)
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": 128x96, 128x192 and 128x256 tiles need policy " +
-                                           "none (the op has no kernels of those widths that wait or post), got policy " +
-                                           to_string(p.policy));
-  const Grid narrow1{rows, ceil_div(n1, kMlpTileN), 1}, narrow2{rows, ceil_div(s.hidden, kMlpTileN), 1};
-  const int auto_split1 = opt.split1 > 0 ? opt.split1 : choose_split_k(narrow1.size(), k1, sms);
-  const int auto_split2 = opt.split2 > 0 ? opt.split2 : choose_split_k(narrow2.size(), k2, sms);
-  const bool may_widen = p.policy == mlp_policy::none;
-  // Policy none: each GEMM's tile width and split-K, where the caller left them open, are the ones
-  // with the least modeled time (mlp_cost.hpp; GEMM1 also pays the serial gap when its CTAs make more
-  // than one wave, so GEMM2 is not PDL-launched). A swapped GEMM keeps 128-row tiles of its own.
-  const int group = opt.group_m > 0 ? opt.group_m : mlp_group_m(Grid{rows, 1, 1});
-  struct Choice {
-    int width = kMlpTileN, split = 1;
-    int swap = 0;  // tokens per tile of the swapped form, 0: plain
-    double us = -1;
+  const bool none = p.policy == mlp_policy::none;
+  // Each request against the kernels the op has, before anything is chosen.
+  auto check = [&](const GemmFormRequest& r, int which, int k_tiles) -> status {
+    const std::string g = "baton::ops::mlp " + dims + ": gemm" + std::to_string(which) + " ";
+    const bool swapped = r.operands == GemmOperands::swapped;
+    if (r.split_k && (*r.split_k < 1 || *r.split_k > k_tiles))
+      return status(errc::invalid_argument, g + "split_k " + std::to_string(*r.split_k) + " must be in [1, " +
+                                                std::to_string(k_tiles) + "] (its k-blocks)");
+    if (r.tile) {
+      const int t = *r.tile;
+      const bool narrow_ok = which == 2 || s.act == activation::gelu;
+      if (swapped && !(t == kMlpSwapMidTileN || t == kMlpSwapWideTileN || (t == kMlpSwapTileN && narrow_ok)))
+        return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
+                                                  (narrow_ok ? "32, 160 and 192" : "160 and 192 (32 with GeLU only)"));
+      if (!swapped && !mlp_tile_width_ok(t))
+        return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have 96, 128, 192 and 256");
+    }
+    if (!none) {
+      if (swapped)
+        return status(errc::not_supported, g + "swapped needs policy none (the swapped GEMMs neither wait nor post), got policy " +
+                                               std::string(to_string(p.policy)));
+      if (r.tile && *r.tile != kMlpTileN)
+        return status(errc::not_supported, g + "128x96, 128x192 and 128x256 tiles need policy none (the op has no kernels "
+                                               "of those widths that wait or post), got policy " + to_string(p.policy));
+      if (r.cta_pairs.value_or(false))
+        return status(errc::not_supported, g + "CTA pairs need policy none (a waiting GEMM2 cannot multicast A before "
+                                               "both CTAs' waits), got policy " + to_string(p.policy));
+    }
+    if (swapped && r.cta_pairs.value_or(false))
+      return status(errc::not_supported, g + "CTA pairs are for the plain form (they multicast the activations)");
+    return {};
   };
+  BATON_TRY(check(opt.gemm1, 1, k1));
+  BATON_TRY(check(opt.gemm2, 2, k2));
+  const int group = opt.group_m ? *opt.group_m : mlp_group_m(Grid{rows, 1, 1});
   const MlpCostModel model{};
-  // weigh_swap: the swapped form with a wide token tile that covers m is a candidate too.
-  auto choose = [&](int n, int k_tiles, int want_width, int want_split, bool first, bool weigh_swap) {
-    Choice best;
-    auto consider = [&](int w, int swap) {
-      const int64_t tiles = swap > 0 ? int64_t(ceil_div(n, kMlpTileM)) * ceil_div(s.m, swap)
-                                     : int64_t(rows) * ceil_div(n, w);
+  // One GEMM's form. With waits: plain 128x128 tiles, split-K choose_split_k (or the caller's). With
+  // policy none, whatever the caller left open has the least modeled time (mlp_cost.hpp): plain
+  // widths x split-K (only over fewer tiles than SMs, in parts of >= 8 k-blocks), and, with the form
+  // and tile open, the swapped form with a wide token tile that covers m (split in at most 3 parts:
+  // 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled faster than 2 and ran 1.2x slower). GEMM1
+  // also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).
+  // A swapped form asked for keeps choose_split_k, and its token tile is mlp_swap_tile's.
+  auto pick = [&](const GemmFormRequest& r, int n, int k, int k_tiles, bool first) {
+    detail::MlpGemmPick best;
+    const bool narrow_swap = !first || s.act == activation::gelu;
+    if (r.operands == GemmOperands::swapped) {
+      best.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(s.m, narrow_swap)), 1, false};
+      best.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
+      return best;
+    }
+    if (!none) {
+      best.form = GemmForm{GemmOperands::plain, kMlpTileN, 1, false};
+      best.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
+      return best;
+    }
+    auto consider = [&](GemmOperands ops, int tile) {
+      const bool swapped = ops == GemmOperands::swapped;
+      const int64_t tiles = detail::mlp_gemm_grid(GemmForm{ops, tile, 1, false}, s.m, n).size();
       for (int sp = 1; sp <= 8; ++sp) {
-        // Split-K only over fewer tiles than SMs, in parts of >= 8 k-blocks (mlp_cost.hpp); a swapped
-        // GEMM in at most 3 parts, the splits its fit and tuning measured (8 parts of GPT-3's
-        // 160-token GEMM1 at m = 129 modeled faster than 2 and ran 1.2x slower).
-        if (want_split > 0 ? sp != want_split
-                           : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swap > 0 && sp > 3))))
+        if (r.split_k ? sp != *r.split_k
+                      : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
           continue;
-        double us = mlp_gemm_cost_us(model, MlpGemmShape{s.m, n, first ? s.hidden : s.ffn, w, sp, group, swap}, sms);
+        double us = mlp_gemm_cost_us(
+            model, MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0}, sms);
         if (first) {
-          const int64_t ctas = tiles * sp;
-          const bool pdl = opt.pdl == 1 || (opt.pdl == -1 && ctas <= int64_t(sms));
+          const bool pdl = opt.launch ? *opt.launch == Gemm2Launch::pdl : tiles * sp <= int64_t(sms);
           if (!pdl) us += model.serial_gap_us;
         }
-        if (best.us < 0 || us < best.us) best = Choice{w, sp, swap, us};
+        if (best.us < 0 || us < best.us) best = detail::MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
       }
     };
     for (int w : kMlpTileWidths)
-      if (want_width <= 0 || w == want_width) consider(w, 0);
-    if (weigh_swap)
+      if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
+    if (!r.operands && !r.tile && s.m > kMlpSwapTileN && s.m <= kMlpSwapWideTileN)
       for (int t : kMlpSwapWideTiles)
-        if (s.m <= t) consider(kMlpTileN, t);
+        if (s.m <= t) consider(GemmOperands::swapped, t);
+    best.form.cta_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN &&
+                          r.cta_pairs.value_or(false);
     return best;
   };
-  const bool model1 = may_widen && opt.swap_gemm1 != 1, model2 = may_widen && opt.swap_gemm2 != 1;
-  // The automatic swap: a wide token tile (160 or 192) where one covers the batch (32 < m <= 192),
-  // unless the caller fixed the width or said no.
-  const bool wide_swap_range = s.m > kMlpSwapTileN && s.m <= kMlpSwapWideTileN;
-  const bool weigh_swap1 = model1 && opt.swap_gemm1 == -1 && opt.tile_n1 == 0 && wide_swap_range;
-  const bool weigh_swap2 = model2 && opt.swap_gemm2 == -1 && opt.tile_n2 == 0 && wide_swap_range;
-  const Choice c1 = model1 ? choose(n1, k1, opt.tile_n1, opt.split1, true, weigh_swap1) : Choice{};
-  const Choice c2 = model2 ? choose(s.hidden, k2, opt.tile_n2, opt.split2, false, weigh_swap2) : Choice{};
-  p.tile_n1 = model1 ? c1.width : opt.tile_n1 > 0 ? opt.tile_n1 : kMlpTileN;
-  p.tile_n2 = model2 ? c2.width : opt.tile_n2 > 0 ? opt.tile_n2 : kMlpTileN;
-  if (opt.cta_pairs == 1 && p.policy != mlp_policy::none)
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": CTA pairs need policy none (a waiting GEMM2 "
-                                           "cannot multicast A before both CTAs' waits), got policy " + to_string(p.policy));
-  // CTA pairs for the 128x96 GEMMs: their grids padded to an even number of tile columns.
-  p.pairs1 = opt.cta_pairs == 1 && p.tile_n1 == kMlpNarrowTileN && opt.swap_gemm1 != 1;
-  p.pairs2 = opt.cta_pairs == 1 && p.tile_n2 == kMlpNarrowTileN && opt.swap_gemm2 != 1;
-  auto cols = [](int n, int w, bool pairs) { return pairs ? ceil_div(ceil_div(n, w), 2) * 2 : ceil_div(n, w); };
-  p.gemm1 = Grid{rows, cols(n1, p.tile_n1, p.pairs1), 1};
-  p.gemm2 = Grid{rows, cols(s.hidden, p.tile_n2, p.pairs2), 1};
-  // Split-K: the model's (with the width), else the caller's or choose_split_k over the GEMM's tiles.
-  p.split1 = model1 ? c1.split : p.tile_n1 == kMlpTileN ? auto_split1 : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
-  p.split2 = model2 ? c2.split : p.tile_n2 == kMlpTileN ? auto_split2 : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
-  p.group_m = opt.group_m > 0 ? opt.group_m : mlp_group_m(p.gemm1);
-  // A swapped GEMM: weight tiles x token tiles, its own split-K (the model's when it chose the
-  // swap, else the caller's or choose_split_k).
-  if (opt.swap_gemm2 == 1 && (p.policy != mlp_policy::none || p.tile_n2 != kMlpTileN))
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM2 needs policy none and 128-wide "
-                                           "GEMM2 tiles (it neither waits nor posts), got policy " + to_string(p.policy) +
-                                           " and 128x" + std::to_string(p.tile_n2));
-  p.swap_gemm2 = opt.swap_gemm2 == 1 || (model2 && c2.swap > 0);
-  if (p.swap_gemm2) {
-    p.swap_tile2 = model2 ? c2.swap : mlp_swap_tile(s.m, true);
-    p.gemm2 = Grid{ceil_div(s.hidden, kMlpTileM), ceil_div(s.m, p.swap_tile2), 1};
-    p.split2 = model2 ? c2.split : opt.split2 > 0 ? opt.split2 : choose_split_k(p.gemm2.size(), k2, sms);
-  }
-  if (opt.swap_gemm1 == 1 && (p.policy != mlp_policy::none || p.tile_n1 != kMlpTileN))
-    return status(errc::not_supported, "baton::ops::mlp " + dims + ": the swapped GEMM1 needs policy none and 128-wide "
-                                           "GEMM1 tiles, got policy " + to_string(p.policy) + " and 128x" +
-                                           std::to_string(p.tile_n1));
-  p.swap_gemm1 = opt.swap_gemm1 == 1 || (model1 && c1.swap > 0);
-  if (p.swap_gemm1) {
-    p.swap_tile1 = model1 ? c1.swap : mlp_swap_tile(s.m, s.act == activation::gelu);
-    p.gemm1 = Grid{ceil_div(n1, kMlpTileM), ceil_div(s.m, p.swap_tile1), 1};
-    p.split1 = model1 ? c1.split : opt.split1 > 0 ? opt.split1 : choose_split_k(p.gemm1.size(), k1, sms);
-  }
+  const detail::MlpGemmPick g1 = pick(opt.gemm1, n1, s.hidden, k1, true);
+  const detail::MlpGemmPick g2 = pick(opt.gemm2, s.hidden, s.ffn, k2, false);
+  p.form1 = g1.form;
+  p.form2 = g2.form;
+  p.gemm1 = detail::mlp_gemm_grid(p.form1, s.m, n1);
+  p.gemm2 = detail::mlp_gemm_grid(p.form2, s.m, s.hidden);
+  p.group_m = group;  // Grouped{bands of row tiles}, whichever form the GEMMs take
   // The automatic policy's reason, restated for the grid GEMM1 runs with.
-  if (opt.policy == mlp_policy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.split1);
+  if (opt.policy == mlp_policy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.form1.split_k);
   // GEMM2's launch: row / kblock chains are always PDL-launched (their GEMM2 waits on semaphores).
-  p.pdl = p.policy != mlp_policy::none || opt.pdl == 1 ||
-          (opt.pdl == -1 && p.gemm1.size() * int64_t(p.split1) <= int64_t(sms));
+  const bool one_wave = p.gemm1.size() * int64_t(p.form1.split_k) <= int64_t(sms);
+  p.launch = !none ? Gemm2Launch::pdl : opt.launch ? *opt.launch : one_wave ? Gemm2Launch::pdl : Gemm2Launch::after_gemm1;
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
-  p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.split2);
+  p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.form2.split_k);
   // The model's time for the chain it can describe (not CTA pairs, the L2 prefetch or 32-token tiles).
-  if (p.policy == mlp_policy::none && p.swap_tile1 != kMlpSwapTileN && p.swap_tile2 != kMlpSwapTileN && !p.pairs1 &&
-      !p.pairs2 && p.l2_prefetch_kblocks == 0)
-    p.expected_us = mlp_chain_cost_us(model, MlpGemmShape{s.m, n1, s.hidden, p.tile_n1, p.split1, p.group_m, p.swap_tile1},
-                                      MlpGemmShape{s.m, s.hidden, s.ffn, p.tile_n2, p.split2, p.group_m, p.swap_tile2},
-                                      p.pdl, sms);
+  auto modeled = [](const GemmForm& f) {
+    return !f.cta_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
+  };
+  auto shape_of = [&](const GemmForm& f, int n, int k) {
+    const bool swapped = f.operands == GemmOperands::swapped;
+    return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0};
+  };
+  if (none && modeled(p.form1) && modeled(p.form2) && p.l2_prefetch_kblocks == 0)
+    p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
+                                      p.launch == Gemm2Launch::pdl, sms);
   return p;
 }
 

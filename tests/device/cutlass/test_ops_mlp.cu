@@ -132,14 +132,14 @@ struct Case {
   int expect_n1 = 0, expect_n2 = 0;  // the plan's tile widths, where the case checks them
   int l2_mb = 0;       // MlpOptions::l2_prefetch_mb
   int expect_pf = -1;  // the plan's L2 prefetch k-blocks (-1: not checked, -2: > 0)
-  int swap2 = 0;       // MlpOptions::swap_gemm2
-  int expect_swap = -1;  // the plan's swap_gemm2 (-1: not checked)
-  int swap1 = 0;         // MlpOptions::swap_gemm1
-  int expect_swap1 = -1; // the plan's swap_gemm1 (-1: not checked)
+  int swap2 = 0;       // GEMM2 operands: 0 plain, 1 swapped, -1 the plan's
+  int expect_swap = -1;  // the plan's GEMM2 swapped (-1: not checked)
+  int swap1 = 0;         // the same for GEMM1
+  int expect_swap1 = -1; // the plan's GEMM1 swapped (-1: not checked)
   int pdl = -1;          // MlpOptions::pdl
   int expect_pdl = -1;   // the plan's pdl (-1: not checked)
   int pairs = 0;         // MlpOptions::cta_pairs
-  int expect_pairs = -1; // the plan's pairs1 + 2 * pairs2 (-1: not checked)
+  int expect_pairs = -1; // the plan's CTA pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
   bool tune_pairs = false;  // MlpRunOptions::tune_cta_pairs (tuning also times CTA pairs)
 };
 
@@ -176,38 +176,45 @@ void OpsMlp::run_case(const Case& c) {
 
   ops::MlpRunOptions o;
   o.plan.policy = c.policy;
-  o.plan.split1 = c.split1;
-  o.plan.split2 = c.split2;
-  o.plan.group_m = c.group_m;
+  // The case's ints as the op's requests: 0 / -1 leave a field to the plan, except swap (0: plain,
+  // 1: swapped, -1: the plan's) and pairs (1: CTA pairs for a 96-wide GEMM).
+  auto request = [&](int split, int tile, int swap) {
+    ops::GemmFormRequest r;
+    if (split > 0) r.split_k = split;
+    if (tile > 0) r.tile = tile;
+    if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
+    if (c.pairs == 1) r.cta_pairs = true;
+    return r;
+  };
+  o.plan.gemm1 = request(c.split1, c.tile_n1, c.swap1);
+  o.plan.gemm2 = request(c.split2, c.tile_n2, c.swap2);
+  if (c.group_m > 0) o.plan.group_m = c.group_m;
   o.sms = c.sms;
   o.tune = c.tune;
   o.tune_iters = 3;
-  o.plan.tile_n1 = c.tile_n1;
-  o.plan.tile_n2 = c.tile_n2;
   o.plan.l2_prefetch_mb = c.l2_mb;
-  o.plan.swap_gemm2 = c.swap2;
-  o.plan.swap_gemm1 = c.swap1;
-  o.plan.pdl = c.pdl;
-  o.plan.cta_pairs = c.pairs;
+  if (c.pdl >= 0) o.plan.launch = c.pdl == 1 ? ops::Gemm2Launch::pdl : ops::Gemm2Launch::after_gemm1;
   o.tune_cta_pairs = c.tune_pairs;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
   const ops::MlpPlan& plan = op.value()->plan();
   if (c.policy != mlp_policy::automatic) EXPECT_EQ(plan.policy, c.policy);
-  if (c.split1 > 0) EXPECT_EQ(plan.split1, c.split1);
-  if (c.split2 > 0) EXPECT_EQ(plan.split2, c.split2);
+  const auto swapped = [](const ops::GemmForm& f) { return f.operands == ops::GemmOperands::swapped; };
+  if (c.split1 > 0) EXPECT_EQ(plan.form1.split_k, c.split1);
+  if (c.split2 > 0) EXPECT_EQ(plan.form2.split_k, c.split2);
   if (c.group_m > 0) EXPECT_EQ(plan.group_m, c.group_m);
-  if (c.tile_n1 > 0) EXPECT_EQ(plan.tile_n1, c.tile_n1);
-  if (c.tile_n2 > 0) EXPECT_EQ(plan.tile_n2, c.tile_n2);
-  if (c.expect_n1 > 0) EXPECT_EQ(plan.tile_n1, c.expect_n1) << plan.log_line();
-  if (c.expect_n2 > 0) EXPECT_EQ(plan.tile_n2, c.expect_n2) << plan.log_line();
+  if (c.tile_n1 > 0) EXPECT_EQ(plan.form1.tile, c.tile_n1);
+  if (c.tile_n2 > 0) EXPECT_EQ(plan.form2.tile, c.tile_n2);
+  if (c.expect_n1 > 0) EXPECT_EQ(plan.form1.tile, c.expect_n1) << plan.log_line();
+  if (c.expect_n2 > 0) EXPECT_EQ(plan.form2.tile, c.expect_n2) << plan.log_line();
   if (c.expect_pf >= 0) EXPECT_EQ(plan.l2_prefetch_kblocks, c.expect_pf) << plan.log_line();
   if (c.expect_pf == -2) EXPECT_GT(plan.l2_prefetch_kblocks, 0) << plan.log_line();
-  if (c.expect_swap >= 0) EXPECT_EQ(plan.swap_gemm2, c.expect_swap == 1) << plan.log_line();
-  if (c.expect_swap1 >= 0) EXPECT_EQ(plan.swap_gemm1, c.expect_swap1 == 1) << plan.log_line();
-  if (c.expect_pdl >= 0) EXPECT_EQ(plan.pdl, c.expect_pdl == 1) << plan.log_line();
-  if (c.expect_pairs >= 0) EXPECT_EQ(int(plan.pairs1) + 2 * int(plan.pairs2), c.expect_pairs) << plan.log_line();
+  if (c.expect_swap >= 0) EXPECT_EQ(swapped(plan.form2), c.expect_swap == 1) << plan.log_line();
+  if (c.expect_swap1 >= 0) EXPECT_EQ(swapped(plan.form1), c.expect_swap1 == 1) << plan.log_line();
+  if (c.expect_pdl >= 0) EXPECT_EQ(plan.launch == ops::Gemm2Launch::pdl, c.expect_pdl == 1) << plan.log_line();
+  if (c.expect_pairs >= 0)
+    EXPECT_EQ(int(plan.form1.cta_pairs) + 2 * int(plan.form2.cta_pairs), c.expect_pairs) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -451,10 +458,10 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   EXPECT_NE(msg(r3).find("shape.act is gelu"), std::string::npos) << msg(r3);
   // More split-K parts than k-blocks (H = 128: 2 k-blocks).
   ops::MlpRunOptions o;
-  o.plan.split1 = 3;
+  o.plan.gemm1.split_k = 3;
   auto r4 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o);
   ASSERT_FALSE(r4.ok());
-  EXPECT_NE(msg(r4).find("exceeds the k-blocks"), std::string::npos) << msg(r4);
+  EXPECT_NE(msg(r4).find("gemm1 split_k 3 must be in [1, 2]"), std::string::npos) << msg(r4);
   // A null tensor is caught by the GEMM's checks, named by GEMM.
   auto r5 = TestMlp<G>::create({4, 128, 64, G}, {p, p, p, p, nullptr}, stream);
   ASSERT_FALSE(r5.ok());
@@ -468,11 +475,11 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   // The swapped GEMM2 has no waiting form.
   ops::MlpRunOptions o7;
   o7.plan.policy = mlp_policy::row;
-  o7.plan.swap_gemm2 = 1;
+  o7.plan.gemm2.operands = ops::GemmOperands::swapped;
   auto r7 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o7);
   ASSERT_FALSE(r7.ok());
   EXPECT_EQ(r7.error().code(), errc::not_supported);
-  EXPECT_NE(msg(r7).find("swapped GEMM2 needs policy none"), std::string::npos) << msg(r7);
+  EXPECT_NE(msg(r7).find("gemm2 swapped needs policy none"), std::string::npos) << msg(r7);
 }
 
 // GemmArguments::next_weights is checked with the GEMM's other arguments, and its size is what the
