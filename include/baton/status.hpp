@@ -25,7 +25,7 @@ enum class errc : int {
   deadlock,              // the CPU emulator detected a deadlock
   parse_error,           // DSL syntax error
   not_supported,
-  cancelled,             // async work cancelled before it started
+  cancelled,             // async work cancelled before it started, or a wait ended by a stop token
   resource_exhausted,    // a pool (events, pinned buffers) has nothing left and may not grow
 };
 
