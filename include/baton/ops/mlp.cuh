@@ -775,8 +775,10 @@ class Mlp {
     FormedGemm f1 = gemm1_(t, next), f2 = gemm2_(t);
     BATON_TRY(f1.unformed.with_context("gemm1"));
     BATON_TRY(f2.unformed.with_context("gemm2"));
-    const GemmForm edge_form{GemmOperands::plain, kMlpTileN, 1, false};
-    auto edge_ok = [&](GemmForm f) { return f.split_k = 1, f == edge_form; };
+    // The waiting (and posting) kernels are plain 128x128 ones, of any split-K.
+    auto edge_ok = [](const GemmForm& f) {
+      return f.operands == GemmOperands::plain && f.tile == kMlpTileN && !f.cta_pairs;
+    };
     const bool plain_forms = edge_ok(plan_.form1) && edge_ok(plan_.form2);
     if (!plain_forms && plan_.policy != mlp_policy::none)
       return status(errc::not_supported,
