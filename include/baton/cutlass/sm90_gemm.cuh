@@ -168,6 +168,7 @@ struct GemmConfig {
       ::cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
 
   using FusionArguments = typename BaseEpilogue::FusionCallbacks::Arguments;
+  using ProblemShape = cute::Shape<int, int, int, int>;  // M, N, K, L (L == 1): GemmKernel's problem
   static_assert(int(cute::size<1>(typename BaseMainloop::TiledMma::AtomShape_MNK{})) == tile_n,
                 "baton::sm90::GemmConfig: the tile's width is not one GMMA instruction wide: CuTe was included before "
                 "baton/cutlass/sm90_gemm.cuh without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (define it for the whole "
@@ -283,13 +284,17 @@ struct GemmKernel {
   using TileShape = typename Mainloop::TileShape;
   using TiledMma = typename Mainloop::TiledMma;
   using ClusterShape = typename Mainloop::DispatchPolicy::ClusterShape;
-  using ProblemShape = cute::Shape<int, int, int, int>;  // M, N, K, L (L == 1)
+  // (M, N, K, L): four ints for a GEMM; for a convolution (sm90_conv.cuh) CUTLASS's linearized
+  // fprop shape (N*P*Q, K, (C, S, R), 1), whose k-blocks walk (channel block, s, r).
+  using ProblemShape = typename Config::ProblemShape;
   using MainloopPipeline = typename Mainloop::MainloopPipeline;
   using EpiLoadPipeline = typename Epilogue::LoadPipeline;
   using EpiStorePipeline = typename Epilogue::StorePipeline;
 
-  static_assert(std::is_void_v<typename Epilogue::ElementC>,
-                "baton::sm90::GemmKernel: the epilogue must not read a C source (it would need its own waits)");
+  // A C source (a residual: D = f(acc, C)) is loaded by the producer warp group's third warp, as in
+  // CUTLASS's cooperative kernel. Nothing waits for it: C must be written before the chain starts
+  // (no stage of the chain may produce it), like the weights.
+  static constexpr bool HasSource = !std::is_void_v<typename Epilogue::ElementC>;
   static_assert(!Config::swiglu_rows || StageT::num_outputs == 0,
                 "baton::sm90::GemmKernel: the swapped SwiGLU GEMM writes D^T from registers and has no posting form");
   static_assert(!Config::d_column_major || (StageT::num_inputs == 0 && !WeightsFirst),
@@ -411,8 +416,11 @@ struct GemmKernel {
     MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
                                        cute::Shape<cute::Int<kClusterN>, cute::_1, cute::_1>{});
 
-    // The epilogue load pipeline is unused (no C source) but store() takes it.
+    // The epilogue load pipeline: C (HasSource) from the producer warp group's third warp; without a
+    // source it is unused but store() takes it.
     typename EpiLoadPipeline::Params epi_load_pipeline_params;
+    if (HasSource && warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Epilogue)
+      epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Producer;
     if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1)
       epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
     epi_load_pipeline_params.dst_blockid = cute::block_rank_in_cluster();
@@ -491,6 +499,8 @@ struct GemmKernel {
         if constexpr (StageT::num_inputs > 0)
           run_sync_lanes<1>(HorizonTile<StageT>{&stage, assignment, k_begin, k_tile_count}, &shared_storage.horizon,
                             int(threadIdx.x % 32));
+      } else if (producer_warp_role == ProducerWarpRole::Epilogue) {
+        if constexpr (HasSource) load_source_(params, epi_load_pipeline, blk_coord, shared_storage);
       }
     } else if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1) {
       ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
@@ -518,9 +528,13 @@ struct GemmKernel {
         collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
       }
       // Split-K: every part but the last to arrive leaves after writing its partial tile.
-      if (params.split_k > 1 &&
-          !split_reduce_(params, accumulators, tiled_mma, assignment, split_part, mma_thread_idx, shared_storage))
-        return;
+      if (params.split_k > 1) {
+        const bool last = split_reduce_(params, accumulators, tiled_mma, assignment, split_part, mma_thread_idx, shared_storage);
+        // The source loader waits for this decision: only the last part runs the epilogue.
+        if constexpr (HasSource)
+          ::cutlass::arch::NamedBarrier::arrive(NumMmaThreads + ::cutlass::NumThreadsPerWarp, kSplitDecidedBarrier);
+        if (!last) return;
+      }
       if constexpr (Config::swiglu_pairs) {
         swiglu_store_and_post_(params, accumulators, tiled_mma, assignment, mma_thread_idx);
       } else {
@@ -553,6 +567,28 @@ struct GemmKernel {
     a.epoch = 0;
     if (stage.trace) a.start_ns = device::global_timer_ns();
     return a;
+  }
+
+  // Named barrier (user id) between the MMA threads and the source-loading warp under split-K.
+  static constexpr uint32_t kSplitDecidedBarrier = 0;
+
+  // The epilogue's C source for this CTA's tile, by the producer warp group's third warp (CUTLASS's
+  // cooperative kernel does the same). Under split-K only the part that arrives last runs the
+  // epilogue, so the loads wait until split_reduce_ has decided (loads nobody consumes would leave
+  // load_tail waiting forever).
+  template <class EpiLoadPipelineT, class BlkCoord>
+  CUTLASS_DEVICE static void load_source_(Params const& params, EpiLoadPipelineT& pipeline, BlkCoord const& blk_coord,
+                                          SharedStorage& shared_storage) {
+    Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
+    if (!collective_epilogue.is_producer_load_needed()) return;
+    if (params.split_k > 1) {
+      ::cutlass::arch::NamedBarrier::sync(NumMmaThreads + ::cutlass::NumThreadsPerWarp, kSplitDecidedBarrier);
+      if (shared_storage.split_last == 0) return;
+    }
+    auto state = ::cutlass::make_producer_start_state<EpiLoadPipelineT>();
+    state = collective_epilogue.load(pipeline, state, params.problem_shape, TileShape{}, blk_coord, TiledMma{},
+                                     int(threadIdx.x % ::cutlass::NumThreadsPerWarp), shared_storage.tensors.epilogue);
+    collective_epilogue.load_tail(pipeline, state);
   }
 
   // The (row, column) inside the tile of each accumulator of this MMA thread.

@@ -2,6 +2,8 @@
 // whose producer warp loads A(k) only once a baton horizon says k-block k may be read.
 //
 //   using Mainloop = baton::sm90::WaitingMainloop<CollectiveMma<MainloopSm90TmaGmmaWarpSpecialized<...>, ...>>;
+//   using ConvMainloop = baton::sm90::WaitingMainloop<CollectiveConv<MainloopSm90TmaGmmaWarpSpecializedImplicitGemm<
+//                            conv::Operator::kFprop, ...>, ...>>;   // A through im2col TMA (sm90_conv.cuh)
 //
 // Everything but load() is the CUTLASS collective (Params, to_underlying_arguments, load_init,
 // mma, mma_tail, load_tail). load() takes two more arguments: the pipeline's shared storage (to
@@ -104,10 +106,16 @@ struct WaitingMainloop : BaseMainloop {
   static_assert(cute::size<0>(ClusterShape{}) == 1 && cute::size<2>(ClusterShape{}) == 1 &&
                     (kClusterN == 1 || kClusterN == 2),
                 "baton::sm90::WaitingMainloop: 1x1x1 clusters or CTA pairs (1x2x1) only");
-  static_assert(std::is_same_v<typename Base::GmemTiledCopyA,
-                               std::conditional_t<kClusterN == 1, cute::SM90_TMA_LOAD, cute::SM90_TMA_LOAD_MULTICAST>> &&
-                    std::is_same_v<typename Base::GmemTiledCopyB, cute::SM90_TMA_LOAD>,
-                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD for B, and for A unless A is multicast to a pair");
+  // A through plain TMA (a GEMM) or im2col TMA (an implicit-GEMM convolution's activations, CUTLASS's
+  // sm90 fprop collective); B, the weights or filters, through plain TMA.
+  static constexpr bool im2col_a = std::is_same_v<typename Base::GmemTiledCopyA, cute::SM90_TMA_LOAD_IM2COL>;
+  static_assert((im2col_a && kClusterN == 1) ||
+                    std::is_same_v<typename Base::GmemTiledCopyA,
+                                   std::conditional_t<kClusterN == 1, cute::SM90_TMA_LOAD, cute::SM90_TMA_LOAD_MULTICAST>>,
+                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD (or, for a convolution, SM90_TMA_LOAD_IM2COL) for A, "
+                "or SM90_TMA_LOAD_MULTICAST when A is multicast to a CTA pair");
+  static_assert(std::is_same_v<typename Base::GmemTiledCopyB, cute::SM90_TMA_LOAD>,
+                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD for B");
 
   // Producer side of the mainloop for one output tile. Same contract as the CUTLASS load()
   // (called by the whole producer warp, one lane works), plus the pipeline storage and the waiter.
@@ -127,8 +135,14 @@ struct WaitingMainloop : BaseMainloop {
     auto block_tma_a = params.tma_load_a.get_slice(rank_n);
     auto block_tma_b = params.tma_load_b.get_slice(0);
     auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
-    Tensor gA = get<0>(load_inputs)(_, _, m_coord, _, l_coord);  // (BLK_M,BLK_K,k)
-    Tensor gB = get<1>(load_inputs)(_, _, n_coord, _, l_coord);  // (BLK_N,BLK_K,k)
+    // A GEMM's tiled views carry a batch mode L, (BLK,BLK_K,m,k,l); a convolution's do not,
+    // (BLK,BLK_K,m,k) with k = (channel block, s, r).
+    auto slice = [&](auto const& g, auto coord) {
+      if constexpr (decltype(cute::rank(g))::value == 5) return g(_, _, coord, _, l_coord);
+      else return g(_, _, coord, _);
+    };
+    Tensor gA = slice(get<0>(load_inputs), m_coord);  // (BLK_M,BLK_K,k)
+    Tensor gB = slice(get<1>(load_inputs), n_coord);  // (BLK_N,BLK_K,k)
     Tensor tAgA = block_tma_a.partition_S(gA);                   // (TMA,TMA_M,TMA_K,k)
     Tensor tAsA = block_tma_a.partition_D(sA);                   // (TMA,TMA_M,TMA_K,PIPE)
     Tensor tBgB = block_tma_b.partition_S(gB);                   // (TMA,TMA_N,TMA_K,k)
@@ -178,8 +192,10 @@ struct WaitingMainloop : BaseMainloop {
         waiter.fence_for_tma_reads();  // acquire (generic proxy) -> TMA read (async proxy), where the waiter's thread acquired
       }
       auto* bar = pipeline.producer_get_barrier(write_a);
-      if constexpr (kClusterN == 1) {
-        if (a_box.desc != nullptr) {
+      if constexpr (im2col_a) {
+        copy(params.tma_load_a.with(*bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
+      } else if constexpr (kClusterN == 1) {
+        if (a_box.desc != nullptr) {  // a shortened box (plain TMA only; a convolution never sets one)
           ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, 0u, a_box.missing_bytes);
           copy(params.tma_load_a.with(a_box.desc, *bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
         } else {

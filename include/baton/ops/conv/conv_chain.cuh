@@ -1,0 +1,388 @@
+// baton/ops/conv/conv_chain.cuh — baton::ops::Conv2dChain: two dependent 3x3 convolutions (a ResNet
+// basic block, or a VGG pair) as one baton chain on CUTLASS 4.2 sm90 implicit-GEMM kernels.
+//
+//   using Op = baton::ops::CompiledConv2dChain;          // kernels from baton::conv_kernels
+//   auto op = Op::create({.n = 1, .h = 56, .w = 56, .c = 64, .k = 64}, tensors, stream);
+//   if (!op.ok()) { ... op.error().message() ... }      // bad shapes and pointers: nothing launched
+//   BATON_TRY(op.value()->enqueue(stream));              // one pass, graph-capturable
+//
+// create(): plan_conv_chain (conv_chain.hpp) picks the policy, the split-K of each convolution and
+// the order, or tune = true times the candidates on this GPU and keeps the fastest (cached per
+// shape in TuneCache::global()). The waiting policies come from batonc (conv_chain.baton ->
+// conv_chain_policies.hpp) and Chain::validate proves the chosen one against deps::conv_exact, the
+// 3x3 halo tap by tap, before anything is launched: a policy that forgot the halo rows (cuSync's
+// same-tile conv policy) is refused with the missed read named.
+#pragma once
+
+#include "baton/ops/conv/conv_kernels.cuh"  // first: CUTLASS (CuTe's extended GMMA shapes)
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/chain.hpp"
+#include "baton/dependency.hpp"
+#include "baton/launch.cuh"
+#include "baton/ops/conv/conv_chain.hpp"
+#include "baton/ops/conv/conv_chain_policies.hpp"
+#include "baton/ops/tuner.hpp"
+#include "baton/trace.hpp"
+
+namespace baton::ops {
+
+static_assert(conv_kernels::kTileM == kConvTileM && conv_kernels::kTileN == kConvTileN &&
+                  conv_kernels::kTileK == kConvTileK,
+              "baton::ops::Conv2dChain: the plan's tile constants must match the kernels");
+static_assert(std::is_same_v<conv_kernels::Policy, conv_gen::conv1_to_conv2_tile_policy>,
+              "baton::ops::Conv2dChain: the kernels' policy type must be batonc's tile policy for conv_chain.baton");
+
+// Non-owning bf16 device pointers, 16-byte aligned (TMA). X and the filters and biases must be
+// written before enqueue (nothing waits for them); Y is the chain's intermediate.
+struct ConvChainTensors {
+  const void* x = nullptr;   // [n, h, w, c]
+  const void* w1 = nullptr;  // [k, 3, 3, c]
+  const void* b1 = nullptr;  // [k]
+  const void* w2 = nullptr;  // [k, 3, 3, k]
+  const void* b2 = nullptr;  // [k]
+  void* y = nullptr;         // [n, h, w, k]
+  void* out = nullptr;       // [n, h, w, k]; must not alias x (resnet_basic reads x in conv2's epilogue)
+};
+
+struct ConvChainRunOptions {
+  ConvChainOptions plan{};
+  int sms = 0;                              // 0: the current device's SM count
+  uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
+  bool log = true;                          // print the plan's log line
+  TileEvent* trace1 = nullptr;              // optional per-tile timelines (conv1 / conv2 tiles events)
+  TileEvent* trace2 = nullptr;
+  uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
+  // Per-shape tuning (policy automatic): create() times the candidates on `stream` with the given
+  // tensors (it overwrites y and out): none (PDL), none in two launches, tile and kblock waits,
+  // each with the planned split-K and without split-K; 5 interleaved rounds of tune_iters / 5
+  // passes after ~30 ms of warm-up, median round; the plan is kept unless another is > 2% faster.
+  bool tune = false;
+  int tune_iters = 40;
+  bool tune_cache = true;
+};
+
+template <conv_kernels::ConvKernelSet Kernels = conv_kernels::Inline>
+class Conv2dChain {
+ public:
+  using bf16 = conv_kernels::bf16;
+  Conv2dChain(const Conv2dChain&) = delete;
+  Conv2dChain& operator=(const Conv2dChain&) = delete;
+  ~Conv2dChain() {
+    for (void* p : {ws_, sw1_, sw2_})
+      if (p) (void)cudaFree(p);
+  }
+
+  // Plans, checks shapes and pointers, validates the chain (the soundness checker included),
+  // allocates the workspaces (zeroed on `stream`) and builds the launches. Nothing is launched.
+  [[nodiscard]] static result<std::unique_ptr<Conv2dChain>> create(const ConvChainShape& shape, const ConvChainTensors& t,
+                                                                   cudaStream_t stream, const ConvChainRunOptions& o = {}) {
+    BATON_TRY(validate_conv_chain(shape));
+    BATON_TRY(check_tensors_(shape, t));
+    int sms = o.sms;
+    if (sms <= 0) {
+      BATON_TRY(require_device());
+      int dev = 0;
+      BATON_CUDA_TRY(cudaGetDevice(&dev));
+      BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    if (o.tune && o.plan.policy == conv_policy::automatic) return tuned_(shape, t, stream, o, sms);
+    auto plan = plan_conv_chain(shape, sms, o.plan);
+    if (!plan.ok()) return plan.error();
+    std::unique_ptr<Conv2dChain> op(new Conv2dChain());
+    op->plan_ = plan.value();
+    BATON_TRY(op->build_(t, stream, o));
+    if (o.log) std::printf("%s\n", op->plan_.log_line().c_str());
+    return result<std::unique_ptr<Conv2dChain>>(std::move(op));
+  }
+
+  // One pass on `stream` (capturable in a CUDA graph).
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, sched_); }
+  // Waits for `stream`; the chain's error record (watchdog reports) as a status.
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  const ConvChainPlan& plan() const { return plan_; }
+  const Chain& chain() const { return chain_; }
+
+ private:
+  Conv2dChain() = default;
+
+  [[nodiscard]] static status check_tensors_(const ConvChainShape& s, const ConvChainTensors& t) {
+    const std::string what = "baton::ops::Conv2dChain " + s.str() + ": ";
+    const void* ptrs[] = {t.x, t.w1, t.b1, t.w2, t.b2, t.y, t.out};
+    const char* names[] = {"x", "w1", "b1", "w2", "b2", "y", "out"};
+    for (int i = 0; i < 7; ++i) {
+      if (ptrs[i] == nullptr) return status(errc::invalid_argument, what + names[i] + " is null");
+      if (reinterpret_cast<uintptr_t>(ptrs[i]) % 16 != 0)
+        return status(errc::not_supported, what + names[i] + " is not 16-byte aligned (TMA)");
+    }
+    if (t.out == t.x || t.y == t.x || t.y == t.out)
+      return status(errc::invalid_argument, what + "x, y and out must be distinct buffers");
+    return {};
+  }
+
+  sm90::ConvArguments<conv_kernels::ReluConfig> conv1_args_(const ConvChainTensors& t) const {
+    const ConvChainShape& s = plan_.shape;
+    sm90::ConvArguments<conv_kernels::ReluConfig> a;
+    a.shape = sm90::ConvShape{s.n, s.h, s.w, s.c, s.k, 3, 3, 1, 1};
+    a.x = static_cast<const bf16*>(t.x);
+    a.filter = static_cast<const bf16*>(t.w1);
+    a.bias = static_cast<const bf16*>(t.b1);
+    a.d = static_cast<bf16*>(t.y);
+    a.split_k = plan_.split_k1;
+    a.split_workspace = sw1_;
+    return a;
+  }
+  template <class Config>
+  sm90::ConvArguments<Config> conv2_args_(const ConvChainTensors& t) const {
+    const ConvChainShape& s = plan_.shape;
+    sm90::ConvArguments<Config> a;
+    a.shape = sm90::ConvShape{s.n, s.h, s.w, s.k, s.k, 3, 3, 1, 1};
+    a.x = static_cast<const bf16*>(t.y);
+    a.filter = static_cast<const bf16*>(t.w2);
+    a.bias = static_cast<const bf16*>(t.b2);
+    if constexpr (Config::residual) a.residual = static_cast<const bf16*>(t.x);
+    a.d = static_cast<bf16*>(t.out);
+    a.split_k = plan_.split_k2;
+    a.split_workspace = sw2_;
+    return a;
+  }
+
+  [[nodiscard]] status build_(const ConvChainTensors& t, cudaStream_t stream, const ConvChainRunOptions& o) {
+    using namespace conv_kernels;
+    const ConvChainShape& s = plan_.shape;
+    {
+      auto a1 = conv1_args_(t);
+      auto r2 = conv2_args_<ResidualConfig>(t);
+      BATON_TRY(alloc_zeroed_(sw1_, sm90::conv_split_workspace_bytes(a1), stream, "split-K workspace (conv1)"));
+      BATON_TRY(alloc_zeroed_(sw2_, sm90::conv_split_workspace_bytes(r2), stream, "split-K workspace (conv2)"));
+    }
+    auto a1 = conv1_args_(t);
+    a1.debug_max_tile_delay_ns = o.debug_max_tile_delay_ns;
+    BATON_TRY((sm90::Conv<ReluConfig, PlainStage>::can_implement(a1).with_context("conv1")));
+    const Grid g = s.grid();
+    const conv_gen::Params gp{.N = s.n, .H = s.h, .W = s.w, .C = s.c, .K = s.k};
+    if (!(conv_gen::conv1_grid(gp) == g) || !(conv_gen::conv2_grid(gp) == g))
+      return status(errc::invalid_chain, "baton::ops::Conv2dChain: conv_chain.baton's grids differ from the kernels'");
+    BindOptions b1, b2;
+    b1.watchdog_ns = b2.watchdog_ns = o.watchdog_ns;
+    b1.trace = o.trace1;
+    b2.trace = o.trace2;
+    const Grouped order{plan_.group_m};
+    result<StageLaunch> l1 = status(errc::invalid_chain, "unset"), l2 = status(errc::invalid_chain, "unset");
+    auto conv2 = [&](auto config, const auto& stage, auto wait) -> result<StageLaunch> {
+      using C = typename decltype(config)::type;
+      auto a2 = conv2_args_<C>(t);
+      a2.debug_max_tile_delay_ns = o.debug_max_tile_delay_ns;
+      BATON_TRY((sm90::Conv<C, PlainStage>::can_implement(a2).with_context("conv2")));
+      return Kernels::template launch<C, std::remove_cvref_t<decltype(stage)>, decltype(wait)>(stage, a2);
+    };
+    const bool residual = s.block == conv_block::resnet_basic;
+    if (plan_.policy == conv_policy::tile || plan_.policy == conv_policy::kblock) {
+      const Policy policy{conv_gen::conv1_grid(gp), conv_gen::conv1_to_conv2_footprint(gp),
+                          plan_.policy == conv_policy::kblock};
+      auto s1 = chain_.add_stage("conv1", g, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
+      auto s2 = chain_.add_stage("conv2", g, order, {.reads = {"Y", "W2", "X"}, .writes = {"Out"}});
+      auto e = chain_.add_edge(s1, s2, policy, conv_gen::conv1_to_conv2_exact_relation(gp));
+      BATON_TRY(chain_.validate());  // the soundness checker proves the halo waits before any launch
+      BATON_TRY(workspace_(stream));
+      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
+      if (!st1.ok()) return st1.error();
+      if (!st2.ok()) return st2.error();
+      l1 = Kernels::template launch<ReluConfig, ProducerStage, sm90::grid_wait::none>(st1.value(), a1);
+      l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::none{})
+                    : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::none{});
+      sched_ = launch_schedule::pdl;
+    } else {
+      // none: the kernel boundary orders the convolutions. PDL: conv2's CTAs start as conv1's last
+      // ones run, load their filters, then wait (griddepcontrol.wait) before their first load of Y.
+      const bool pdl = plan_.launch == ConvLaunch::pdl;
+      sched_ = pdl ? launch_schedule::pdl : launch_schedule::serial;
+      auto s1 = chain_.add_stage("conv1", g, order);
+      auto s2 = chain_.add_stage("conv2", g, order);
+      BATON_TRY(chain_.validate());
+      BATON_TRY(workspace_(stream));
+      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
+      if (!st1.ok()) return st1.error();
+      if (!st2.ok()) return st2.error();
+      l1 = Kernels::template launch<ReluConfig, PlainStage, sm90::grid_wait::none>(st1.value(), a1);
+      if (pdl)
+        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::before_a{})
+                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::before_a{});
+      else
+        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::none{})
+                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::none{});
+    }
+    if (!l1.ok()) return l1.error().with_context("baton::ops::Conv2dChain conv1");
+    if (!l2.ok()) return l2.error().with_context("baton::ops::Conv2dChain conv2");
+    launches_ = {l1.value(), l2.value()};
+    return {};
+  }
+
+  // Mean microseconds of one pass over `iters` passes after `warm` untimed ones.
+  [[nodiscard]] static result<double> time_(Conv2dChain& op, cudaStream_t stream, int iters, int warm) {
+    cudaEvent_t a = nullptr, b = nullptr;
+    BATON_CUDA_TRY(cudaEventCreate(&a));
+    status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
+    float ms = 0;
+    for (int i = 0; i < warm && st.ok(); ++i) st = op.enqueue(stream);
+    if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
+    for (int i = 0; i < iters && st.ok(); ++i) st = op.enqueue(stream);
+    if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
+    if (st.ok()) st = cuda_status(cudaEventSynchronize(b), "cudaEventSynchronize (tuning)");
+    if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    if (st.ok()) st = op.check_errors(stream);
+    (void)cudaEventDestroy(a);
+    if (b) (void)cudaEventDestroy(b);
+    if (!st.ok()) return st;
+    return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
+  }
+
+  static std::string options_to_string_(const ConvChainPlan& p) {
+    return std::string("policy=") + to_string(p.policy) + ";split_k1=" + std::to_string(p.split_k1) +
+           ";split_k2=" + std::to_string(p.split_k2) + ";group_m=" + std::to_string(p.group_m) +
+           ";launch=" + to_string(p.launch);
+  }
+  static std::optional<ConvChainOptions> options_from_string_(const std::string& v) {
+    ConvChainOptions o;
+    char pol[16] = {0}, lau[16] = {0};
+    int s1 = 0, s2 = 0, gm = 0;
+    if (std::sscanf(v.c_str(), "policy=%15[a-z];split_k1=%d;split_k2=%d;group_m=%d;launch=%15[a-z]", pol, &s1, &s2, &gm,
+                    lau) != 5)
+      return std::nullopt;
+    const std::string p = pol;
+    if (p == "none") o.policy = conv_policy::none;
+    else if (p == "tile") o.policy = conv_policy::tile;
+    else if (p == "kblock") o.policy = conv_policy::kblock;
+    else return std::nullopt;
+    o.split_k1 = s1;
+    o.split_k2 = s2;
+    o.group_m = gm;
+    if (o.policy == conv_policy::none) o.launch = std::string(lau) == "serial" ? ConvLaunch::serial : ConvLaunch::pdl;
+    return o;
+  }
+
+  [[nodiscard]] static result<std::unique_ptr<Conv2dChain>> tuned_(const ConvChainShape& shape, const ConvChainTensors& t,
+                                                                   cudaStream_t stream, const ConvChainRunOptions& o,
+                                                                   int sms) {
+    auto base = plan_conv_chain(shape, sms, o.plan);
+    if (!base.ok()) return base.error();
+    std::string key;
+    if (o.tune_cache) {
+      int dev = 0;
+      cudaDeviceProp prop{};
+      BATON_CUDA_TRY(cudaGetDevice(&dev));
+      BATON_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+      key = "conv2d_chain;" + shape.str() + ";" + tune_device_key(prop.name, prop.major, prop.minor, sms);
+      if (auto hit = TuneCache::global().find(key))
+        if (auto cached = options_from_string_(*hit)) {
+          ConvChainRunOptions co = o;
+          co.tune = false;
+          co.log = false;
+          co.plan = *cached;
+          auto m = create(shape, t, stream, co);
+          if (m.ok()) {
+            m.value()->plan_.reason = "tuned earlier on this GPU (tuning cache): " + *hit;
+            if (o.log) std::printf("%s\n", m.value()->plan_.log_line().c_str());
+            return m;
+          }
+        }
+    }
+    const ConvChainPlan& bp = base.value();
+    std::vector<ConvChainOptions> cands;
+    auto add = [&](conv_policy p, int s1, int s2, std::optional<ConvLaunch> l) {
+      ConvChainOptions c = o.plan;
+      c.policy = p;
+      c.split_k1 = o.plan.split_k1.value_or(s1);
+      c.split_k2 = o.plan.split_k2.value_or(s2);
+      c.group_m = bp.group_m;
+      c.launch = p == conv_policy::none ? l : std::nullopt;
+      if (std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
+    };
+    // The planned chain first (kept unless another is > 2% faster).
+    add(bp.policy, bp.split_k1, bp.split_k2, bp.policy == conv_policy::none ? std::optional(bp.launch) : std::nullopt);
+    for (auto [s1, s2] : {std::pair{bp.split_k1, bp.split_k2}, std::pair{1, 1}}) {
+      add(conv_policy::none, s1, s2, ConvLaunch::pdl);
+      add(conv_policy::none, s1, s2, ConvLaunch::serial);
+      add(conv_policy::kblock, s1, s2, std::nullopt);
+      add(conv_policy::tile, s1, s2, std::nullopt);
+    }
+    std::vector<std::unique_ptr<Conv2dChain>> ops;
+    for (const ConvChainOptions& c : cands) {
+      ConvChainRunOptions co = o;
+      co.tune = false;
+      co.log = false;
+      co.plan = c;
+      auto m = create(shape, t, stream, co);
+      if (!m.ok()) return m.error().with_context("baton::ops::Conv2dChain tuning candidate");
+      ops.push_back(std::move(m.value()));
+    }
+    auto one = time_(*ops[0], stream, 1, 3);
+    if (!one.ok()) return one.error().with_context("tuning warm-up");
+    const int warm = int(std::min(2000.0, std::max(3.0, 30'000.0 / std::max(one.value(), 1.0))));
+    BATON_TRY(time_(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
+    constexpr int kRounds = 5;
+    const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
+    std::vector<std::vector<double>> rounds(ops.size());
+    for (int r = 0; r < kRounds; ++r)
+      for (size_t i = 0; i < ops.size(); ++i) {
+        auto us = time_(*ops[i], stream, per_round, 1);
+        if (!us.ok()) return us.error().with_context("tuning candidate " + options_to_string_(ops[i]->plan_));
+        rounds[i].push_back(us.value());
+      }
+    std::vector<double> med(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      auto v = rounds[i];
+      std::sort(v.begin(), v.end());
+      med[i] = v[v.size() / 2];
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < ops.size(); ++i)
+      if (med[i] < med[best] * (best == 0 ? 0.98 : 1.0)) best = i;
+    std::string tried;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s%s %.2f us", i ? ", " : "", options_to_string_(ops[i]->plan_).c_str(), med[i]);
+      tried += buf;
+    }
+    std::unique_ptr<Conv2dChain> chosen = std::move(ops[best]);
+    ops.clear();
+    if (o.tune_cache)
+      BATON_TRY(TuneCache::global().put(key, options_to_string_(chosen->plan_)).with_context("baton::ops::Conv2dChain tuning"));
+    chosen->plan_.reason = "tuned on this GPU (median of " + std::to_string(kRounds) + " interleaved rounds of " +
+                           std::to_string(per_round) + " passes): " + tried;
+    if (o.log) std::printf("%s\n", chosen->plan_.log_line().c_str());
+    return result<std::unique_ptr<Conv2dChain>>(std::move(chosen));
+  }
+
+  [[nodiscard]] status workspace_(cudaStream_t stream) {
+    BATON_CUDA_TRY(cudaMalloc(&ws_, chain_.workspace_bytes()));
+    return initialize_workspace(chain_, ws_, chain_.workspace_bytes(), stream);
+  }
+  [[nodiscard]] static status alloc_zeroed_(void*& p, size_t bytes, cudaStream_t stream, const char* what) {
+    if (bytes == 0) return {};
+    BATON_TRY(cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ")"));
+    return cuda_status(cudaMemsetAsync(p, 0, bytes, stream), std::string("zeroing the ") + what);
+  }
+
+  ConvChainPlan plan_;
+  Chain chain_;
+  void* ws_ = nullptr;
+  void* sw1_ = nullptr;
+  void* sw2_ = nullptr;
+  std::vector<StageLaunch> launches_;
+  launch_schedule sched_ = launch_schedule::pdl;
+};
+
+// The op over baton::conv_kernels (link it; nothing is instantiated where this is used).
+using CompiledConv2dChain = Conv2dChain<conv_kernels::Compiled>;
+
+}  // namespace baton::ops

@@ -1,0 +1,15 @@
+# The kernels of baton::conv_kernels, one per translation unit: what baton::ops::Conv2dChain can plan
+# (baton/ops/conv/conv_kernels.cuh, conv_kernels::Compiled) and the bench's serial baselines. Each row:
+#   name | configuration | stage | grid wait (sm90::grid_wait: none, before_loads, before_a)
+# Seven kernels (~1 min and ~3 GB of compiler memory each; CI's budget, docs/conv.md): the first conv
+# (bias + ReLU) plain and posting; the second either bias + ReLU (VGG) or bias + residual + ReLU
+# (ResNet), each plain, waiting, and PDL-launched behind the first (filters first).
+set(BATON_CONV_KERNEL_TABLE
+  "relu                 | ReluConfig     | PlainStage    | none"
+  "relu_post            | ReluConfig     | ProducerStage | none"
+  "relu_wait            | ReluConfig     | ConsumerStage | none"
+  "relu_after_grid      | ReluConfig     | PlainStage    | before_a"
+  "residual             | ResidualConfig | PlainStage    | none"
+  "residual_wait        | ResidualConfig | ConsumerStage | none"
+  "residual_after_grid  | ResidualConfig | PlainStage    | before_a"
+)
