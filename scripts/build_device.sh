@@ -15,9 +15,9 @@ extra=()
 [ -n "${GTEST_ROOT:-}" ] && extra+=("-DGTEST_ROOT=$(realpath "$GTEST_ROOT")")
 echo "build_device: $jobs jobs"
 cmake --preset default "${extra[@]}"
-cmake --build --preset default -j "$jobs" --target baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_gemm_tests baton_ops_tests baton_bench_mlp
+cmake --build --preset default -j "$jobs" --target baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_gemm_tests baton_ops_tests baton_bench_mlp baton_conv_tests baton_bench_conv
 rm -rf .device/bin && mkdir -p .device/bin
-cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp .device/bin/
-cp scripts/plot_timeline.py scripts/plot_bench.py .device/bin/
+cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp build/default/bin/baton_conv_tests build/default/bin/baton_bench_conv .device/bin/
+cp scripts/plot_timeline.py scripts/plot_bench.py scripts/plot_conv.py bench/conv/cudnn_pairs.py bench/conv/merge.py .device/bin/
 echo "${BATON_COMMIT:-$(git describe --always --dirty --abbrev=12)}" > .device/bin/COMMIT
 du -sh .device/bin

@@ -3,7 +3,7 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm examples sync syncov mlp zoo pairs gen async sanitize);
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm conv examples sync syncov mlp zoo pairs gen convbench async sanitize);
 #   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +50,11 @@ if want gemm && [ -x "$BIN/baton_ops_tests" ]; then
   step "MLP op tests (baton::ops::Mlp)"
   timeout "${BATON_GEMM_TIMEOUT:-180}" "$BIN/baton_ops_tests" --gtest_filter="$ops_filter" \
     --gtest_output="json:$DEST/ops-tests.json" 2>&1 | tee -a "$log" || fail=1
+fi
+
+if want conv && [ -x "$BIN/baton_conv_tests" ]; then
+  step "conv-chain op tests (baton::ops::Conv2dChain)"
+  timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_conv_tests" --gtest_output="json:$DEST/conv-tests.json" 2>&1 | tee -a "$log" || fail=1
 fi
 
 if want examples; then
@@ -186,6 +191,30 @@ if [[ " ${BATON_EXTRA:-} " == *" ncu "* ]] && [ -x "$BIN/baton_bench_mlp" ] && c
   done
 fi
 
+# The conv chains (docs/conv.md): baton's chain and the same CUTLASS convs unsynchronized, then the
+# cuDNN baseline (PyTorch in a CUDA graph) in the same call, merged into conv-<workload>.csv/.json.
+if want convbench && [ -x "$BIN/baton_bench_conv" ]; then
+  for w in resnet38 vgg19; do
+    step "conv bench: $w"
+    tl=""
+    [ "$w" = resnet38 ] && tl="--timeline $DEST/timeline-conv-resnet38.json"
+    timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_conv" --workload "$w" --out-dir "$DEST" $tl 2>&1 | tee -a "$log" || fail=1
+    if python3 -c "import torch" 2>/dev/null; then
+      timeout "${BATON_BENCH_TIMEOUT:-300}" python3 "$BIN/cudnn_pairs.py" --workload "$w" --out "$DEST/cudnn-$w.csv" \
+        --commit "$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)" 2>&1 | tee -a "$log" || fail=1
+      [ -f "$DEST/conv-$w.csv" ] && [ -f "$DEST/cudnn-$w.csv" ] && \
+        python3 "$BIN/merge.py" --baton "$DEST/conv-$w.csv" --cudnn "$DEST/cudnn-$w.csv" --out "$DEST/conv-$w.csv" 2>&1 | tee -a "$log"
+    fi
+  done
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    python3 "$BIN/plot_conv.py" "$DEST"/conv-resnet38.csv "$DEST"/conv-vgg19.csv --out-dir "$DEST" 2>&1 | tee -a "$log"
+  fi
+  if [ -f "$DEST/timeline-conv-resnet38.json" ] && python3 -c "import matplotlib" 2>/dev/null; then
+    python3 "$BIN/plot_timeline.py" "$DEST/timeline-conv-resnet38.json" "$DEST/timeline-conv-resnet38.png" \
+      "baton per-tile timeline: ResNet 64@56, batch 1, kblock halo waits (H200)" 2>&1 | tee -a "$log"
+  fi
+fi
+
 if want async; then
 step "async benchmark"
 timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$DEST" 2>&1 | tee -a "$log" || fail=1
@@ -216,6 +245,13 @@ if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitiz
         "$BIN/baton_ops_tests" --gtest_filter="Ragged/OpsMlp.*/*_m17:Plans/OpsMlp.*/*m129*:Plans/OpsMlp.*/*split*:Plans/OpsMlp.*/*swap*:Plans/OpsMlp.*/*pairs_m*:OpsMlpErrors.*$([ "$pairs_ok" = 1 ] || echo '-*pairs*')" >> "$slog" 2>&1
       rc=$?
       echo "compute-sanitizer $tool (baton_ops_tests, m=17, split-K and swapped-GEMM2 cases): exit $rc" | tee -a "$slog"
+      [ $rc -ne 0 ] && fail=1
+    fi
+    if [ -x "$BIN/baton_conv_tests" ]; then
+      BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BIN/baton_conv_tests" --gtest_filter='*SplitK*:*Stress*:*NoneInTwoLaunches*:*Bad*' >> "$slog" 2>&1
+      rc=$?
+      echo "compute-sanitizer $tool (baton_conv_tests, split-K, the delay stress, both none launches, errors): exit $rc" | tee -a "$slog"
       [ $rc -ne 0 ] && fail=1
     fi
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$slog" | tail -2

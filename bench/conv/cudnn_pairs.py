@@ -157,7 +157,7 @@ def make_pair(F, torch, pair):
     return fn
 
 
-def run_shape(torch, dev, fn, n, c, hw, reps, warmup, seed):
+def run_shape(torch, dev, fn, n, c, hw, reps, warmup, seed, iters=20):
     """Times one (layer, batch) on device `dev`; returns a dict of results. Raises on any error."""
     cl = torch.channels_last
     gen = torch.Generator(device=dev)
@@ -190,14 +190,18 @@ def run_shape(torch, dev, fn, n, c, hw, reps, warmup, seed):
         torch.cuda.current_stream().wait_stream(s)
         torch.cuda.synchronize()
         with torch.cuda.graph(g):
-            static_out = fn(*args)  # static input: x, w1, b1, w2, b2 above; static output: this
+            # `iters` passes per graph, as baton_bench_conv captures them (one timed repetition =
+            # one replay of iters passes, divided by iters): the per-launch cost of a graph is
+            # amortized the same way for every variant of the merged CSV.
+            for _ in range(iters):
+                static_out = fn(*args)  # static input: x, w1, b1, w2, b2 above; static output: this
     torch.cuda.synchronize()
 
     for _ in range(warmup):
         g.replay()
     torch.cuda.synchronize()
 
-    # Each replay timed on its own with an event pair; the replays run back to back on one stream
+    # Each replay (iters passes) timed on its own with an event pair; the replays run back to back on one stream
     # and the input buffers are not rotated. Where x and the weights fit in L2 (60 MB on the H200),
     # later replays find them L2-hot, as they would in a model's loop of graph replays; this is
     # accepted for this baseline (BENCHMARKS.md "Method" asks for rotation; the caller chose not to).
@@ -209,7 +213,7 @@ def run_shape(torch, dev, fn, n, c, hw, reps, warmup, seed):
         g.replay()
         ends[i].record(stream)
     torch.cuda.synchronize()
-    times_us = [starts[i].elapsed_time(ends[i]) * 1000.0 for i in range(reps)]
+    times_us = [starts[i].elapsed_time(ends[i]) * 1000.0 / iters for i in range(reps)]
 
     # Correctness: poison the static output, replay once, compare with an fp32 reference computed
     # from the same bf16 values upcast (TF32 is off for cuDNN, see main()).
@@ -285,7 +289,9 @@ def main(argv=None):
     ap.add_argument("--hw", type=int, help="one layer's H = W (with --channels)")
     ap.add_argument("--pair", choices=["resnet", "vgg"],
                     help="pair formula (default: vgg for vgg19, resnet otherwise)")
-    ap.add_argument("--reps", type=int, default=100, help="timed replays per shape (default 100)")
+    ap.add_argument("--reps", type=int, default=50, help="timed replays per shape (default 50)")
+    ap.add_argument("--iters", type=int, default=20,
+                    help="passes captured per graph; a replay's time / iters is one sample (default 20, as baton_bench_conv)")
     ap.add_argument("--warmup", type=int, default=20, help="untimed replays first (default 20)")
     ap.add_argument("--out", required=True, help="CSV to write (rows appended if it exists)")
     ap.add_argument("--commit", default=None, help="project commit for the rows (default: git HEAD)")
@@ -307,7 +313,7 @@ def main(argv=None):
         raise SystemExit("cudnn_pairs.py: --workload custom needs --layers C@HW,... or --channels/--hw")
     batches = parse_int_list(a.batch if a.batch else def_batch, "--batch")
     pair = a.pair or def_pair
-    if a.reps < 1 or a.warmup < 0:
+    if a.reps < 1 or a.warmup < 0 or a.iters < 1:
         raise SystemExit("cudnn_pairs.py: --reps must be >= 1 and --warmup >= 0")
     commit = a.commit or default_commit()
 
@@ -350,7 +356,7 @@ def main(argv=None):
                 r = None
                 try:
                     r = run_shape(torch, dev, fn, n, c, hw, a.reps, a.warmup,
-                                  a.seed + 7919 * n + 131 * c + hw)
+                                  a.seed + 7919 * n + 131 * c + hw, iters=a.iters)
                 except Exception as e:  # OOM, cuDNN errors, capture errors: skip this shape
                     failed += 1
                     msg = str(e).strip().splitlines()
