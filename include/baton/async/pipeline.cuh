@@ -17,6 +17,13 @@
 // staging slabs to a pageable destination as soon as each chunk's D2H completes, concurrently
 // with the input staging. Pinned (or registered) memory is copied directly.
 //
+// Awaitable form: co_await p.run(ctx, src, dst, bytes, f, {.token, .progress}) -> result<pipeline_report>.
+// The chunks are issued, and pageable data staged, by the pipeline's own runner thread, never by
+// the awaiting thread (the coroutine is resumed through the reactor, gpu_context's executor); it
+// completes only when dst is fully written, pageable included. A stopped token ends the issuing:
+// chunks already issued finish (and are written to dst), chunks never issued leave dst untouched,
+// and the report says how many completed.
+//
 // Steady state as one graph: for pinned (or registered) src/dst, capture() records exactly what
 // enqueue() enqueues — the three streams forked from and joined back to an origin stream, the
 // per-slot events becoming graph edges — into one CUDA graph; pipeline_graph::launch(s) replays it
@@ -27,6 +34,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <condition_variable>
@@ -39,7 +47,9 @@
 #include <utility>
 #include <vector>
 
+#include "baton/async/cancel.hpp"
 #include "baton/async/copy_team.hpp"
+#include "baton/async/cuda_await.cuh"
 #include "baton/async/graph.cuh"
 #include "baton/async/memory.cuh"
 #include "baton/async/slot_ledger.hpp"
@@ -60,6 +70,22 @@ struct pipeline_options {
 
 // Enqueues the compute for one chunk on `s`: reads `bytes` at d_in, writes `bytes` at d_out.
 using compute_fn = std::function<status(const void* d_in, void* d_out, size_t bytes, stream_ref s)>;
+
+// What an awaited pipeline::run() did.
+struct pipeline_report {
+  size_t chunks_total = 0;      // ceil(bytes / chunk_bytes)
+  size_t chunks_completed = 0;  // issued before the stop (all of them without one), each fully written to dst
+  size_t bytes_completed = 0;   // dst[0, bytes_completed) holds results; the rest of dst is untouched
+  bool cancelled = false;       // the token stopped the issuing before the last chunk
+};
+
+// Options of pipeline::run(). progress(chunks_done, chunks_total) is called on the pipeline's
+// runner thread as chunks' GPU work (H2D, compute, D2H) completes, in chunk order; it must not
+// call back into the pipeline.
+struct pipeline_run_options {
+  cancel_token token{};
+  std::function<void(size_t chunks_done, size_t chunks_total)> progress{};
+};
 
 class pipeline;
 
@@ -113,11 +139,15 @@ class pipeline_graph {
 class pipeline {
  public:
   pipeline() = default;
-  pipeline(pipeline&&) noexcept = default;
-  // Releases this pipeline first (draining its streams, as the destructor does), then takes o's.
+  // Moving waits for the runs o's runner thread still has (their jobs refer to o), then takes o's
+  // state; the runner thread is started again at the next run().
+  pipeline(pipeline&& o) noexcept { *this = std::move(o); }
+  // Releases this pipeline first (its runs finish, its streams drain, as in the destructor), then
+  // takes o's.
   pipeline& operator=(pipeline&& o) noexcept {
     if (this != &o) {
       release_();
+      o.stop_runner_();
       h2d_ = std::move(o.h2d_);
       compute_ = std::move(o.compute_);
       d2h_ = std::move(o.d2h_);
@@ -130,6 +160,7 @@ class pipeline {
       in_team_ = std::move(o.in_team_);
       opt_ = o.opt_;
       slots_ = std::exchange(o.slots_, slot_ledger{});
+      device_ = o.device_;
     }
     return *this;
   }
@@ -164,6 +195,7 @@ class pipeline {
     }
     p.staging_ = std::make_unique<pinned_pool>(o.chunk_bytes, size_t(2 * o.buffers));
     p.slots_ = slot_ledger(o.buffers);
+    BATON_TRY(cuda_check(cudaGetDevice(&p.device_), "pipeline: cudaGetDevice"));
     return result<pipeline>(std::move(p));
   }
 
@@ -174,13 +206,15 @@ class pipeline {
 
   // Pushes `bytes` from `src` through the pipeline into `dst`. Returns once every chunk is
   // enqueued; with a pageable `src` the calling thread does the staging copies as slots free up.
-  // `after` (optional) is an event the first copies wait for. Then call finish() (or await
-  // done_event()) before reading `dst`. Any sequence of enqueue() calls, replays of captured
+  // `after` (optional) is an event the first copies wait for. Then call finish() before reading
+  // `dst` (with a pinned `dst`, awaiting gpu_done_event() is enough; with a pageable one the
+  // drain thread still copies after it). Any sequence of enqueue() calls, replays of captured
   // graphs (pipeline_graph::launch orders them on the GPU) and finish() is safe: a slot's next
   // user waits for its previous user whichever call issued it (slot_ledger), on the GPU for
   // device slots and on the host only where a pageable buffer's staging slab is reused.
   [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const compute_fn& f, cudaEvent_t after = nullptr) {
     if (!h2d_.get()) return status(errc::invalid_argument, "pipeline: not created (use pipeline::create)");
+    std::lock_guard<std::mutex> lk(*use_);  // a run()'s runner thread enqueues too
     if ((src == nullptr || dst == nullptr) && bytes > 0) return status(errc::invalid_argument, "pipeline: null buffer");
     if (!f) return status(errc::invalid_argument, "pipeline: empty compute function");
     const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
@@ -193,7 +227,7 @@ class pipeline {
     if (!src_pinned) BATON_TRY(take_staging_(staging_in_));
     if (!dst_pinned) BATON_TRY(take_staging_(staging_out_));
     BATON_TRY(enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned));
-    BATON_TRY(cuda_check(cudaEventRecord(done_event(), d2h_.get()), "cudaEventRecord"));
+    BATON_TRY(cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord"));
     return {};
   }
 
@@ -213,6 +247,7 @@ class pipeline {
     if (src == nullptr || dst == nullptr) return status(errc::invalid_argument, "pipeline::capture: null buffer");
     if (bytes == 0) return status(errc::invalid_argument, "pipeline::capture: nothing to capture (bytes == 0)");
     if (!f) return status(errc::invalid_argument, "pipeline::capture: empty compute function");
+    std::lock_guard<std::mutex> lk(*use_);
     // Checked before the capture begins (cudaPointerGetAttributes is not a stream operation).
     auto pageable = [](const char* name) {
       return status(errc::invalid_argument,
@@ -279,19 +314,60 @@ class pipeline {
     return result<pipeline_graph>(std::move(pg));
   }
 
-  // Recorded on the d2h stream after the last chunk: await it, or call finish().
-  [[nodiscard]] cudaEvent_t done_event() const { return ev_.back().get(); }
+  // Recorded on the d2h stream after the last chunk of the last enqueue(): the GPU's part is done.
+  // `dst` is readable once it completes only if `dst` is pinned (or registered); a pageable `dst`
+  // is written by the drain thread after it: call finish(), or use run(), which completes when dst
+  // is written.
+  [[nodiscard]] cudaEvent_t gpu_done_event() const { return ev_.back().get(); }
+  [[deprecated("renamed gpu_done_event(): it does not mean that a pageable dst is written (finish() or run() does)")]]
+  [[nodiscard]] cudaEvent_t done_event() const { return gpu_done_event(); }
 
-  // Waits for the last chunk (per-event) and copies staged outputs to a pageable destination.
+  // Waits for the last chunk of the enqueue() calls (per-event) and copies staged outputs to a
+  // pageable destination: afterwards every dst of those calls is readable. Runs in flight
+  // (run()) are not waited for: await them.
   [[nodiscard]] status finish() {
-    BATON_TRY(cuda_check(cudaEventSynchronize(done_event()), "pipeline: cudaEventSynchronize"));
+    if (!h2d_.get()) return status(errc::invalid_argument, "pipeline: not created (use pipeline::create)");
+    std::lock_guard<std::mutex> lk(*use_);
+    BATON_TRY(cuda_check(cudaEventSynchronize(gpu_done_event()), "pipeline: cudaEventSynchronize"));
     return drain_pending_outputs();
   }
 
-  // One-call form: enqueue + finish.
+  // One-call form: enqueue + finish (blocks the calling thread; the awaitable form is below).
   [[nodiscard]] status run(const void* src, void* dst, size_t bytes, const compute_fn& f) {
     BATON_TRY(enqueue(src, dst, bytes, f));
     return finish();
+  }
+
+  // The awaitable, cancellable form: co_await p.run(ctx, src, dst, bytes, f, options).
+  //   * The runner thread (one per pipeline, started at the first run()) issues the chunks one by
+  //     one, as enqueue() would (pageable staging included), and never the awaiting thread, which
+  //     is free until the coroutine resumes through ctx's reactor and executor.
+  //   * Completes when dst is fully written (pageable dst: after the drain thread's copies).
+  //   * options.token stopped: no chunk is issued after the runner sees the stop; issued chunks
+  //     finish and are written; dst past report.bytes_completed is untouched. A stop is not an
+  //     error: the report says cancelled (a token stopped before the run starts issues nothing).
+  //   * options.progress(done, total) as chunks' GPU work completes (runner thread, chunk order).
+  //   * An error (a compute function's, a CUDA call's) ends the issuing; the chunks issued before it
+  //     are waited for, and the error is returned with the chunk named.
+  // Runs on one pipeline execute in the order they were started, one at a time; an enqueue() from
+  // another thread may interleave with a run's chunks (the slot ledger orders them). The pipeline
+  // must outlive the co_await (its destructor waits for the runs it still has).
+  [[nodiscard]] task<result<pipeline_report>> run(gpu_context& ctx, const void* src, void* dst, size_t bytes,
+                                                  compute_fn f, pipeline_run_options options = {}) {
+    if (!h2d_.get()) co_return status(errc::invalid_argument, "pipeline::run: not created (use pipeline::create)");
+    if ((src == nullptr || dst == nullptr) && bytes > 0)
+      co_return status(errc::invalid_argument, "pipeline::run: null buffer");
+    if (!f) co_return status(errc::invalid_argument, "pipeline::run: empty compute function");
+    auto state = std::make_shared<run_state_>();
+    BATON_CO_TRY(start_runner_());
+    runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
+      status st = run_chunks_(src, dst, bytes, f, options, state->report);
+      if (st.ok()) state->done.complete();
+      else state->done.fail(std::move(st));
+    });
+    const status waited = co_await on(ctx.r, state->done, ctx.ex);
+    if (!waited.ok()) co_return waited;
+    co_return state->report;
   }
 
  private:
@@ -300,9 +376,149 @@ class pipeline {
   cudaEvent_t compute_done(const event* ev, int s) const { return ev[size_t(opt_.buffers + s)].get(); }
   cudaEvent_t d2h_done(const event* ev, int s) const { return ev[size_t(2 * opt_.buffers + s)].get(); }
 
-  // Work may still be in flight: let the streams drain before freeing their buffers; the staging
-  // slabs go back to their pool before the pool goes.
+  // A run()'s completion: the runner thread completes or fails it, the reactor polls it.
+  class run_done_ final : public completion_source {
+   public:
+    poll_result poll() noexcept override {
+      switch (state_.load(std::memory_order_acquire)) {
+        case 2: return poll_ready();
+        case 3: return poll_failed(error_);
+        default: return poll_result{};
+      }
+    }
+    void complete() noexcept { state_.store(2, std::memory_order_release); }
+    void fail(status s) {
+      error_ = std::move(s);
+      state_.store(3, std::memory_order_release);  // after error_: poll() reads it only then
+    }
+
+   private:
+    std::atomic<int> state_{0};
+    status error_;
+  };
+  struct run_state_ {
+    run_done_ done;
+    pipeline_report report;
+  };
+
+  // One thread that runs the pipeline's run() jobs in order.
+  class runner_thread_ {
+   public:
+    explicit runner_thread_(int device) : device_(device), th_([this] { loop_(); }) {}
+    ~runner_thread_() { stop(); }
+    void push(std::function<void()> job) {
+      std::lock_guard<std::mutex> lk(m_);
+      q_.push_back(std::move(job));
+      cv_.notify_all();
+    }
+    // Runs what is queued, then ends the thread.
+    void stop() {
+      {
+        std::lock_guard<std::mutex> lk(m_);
+        stop_ = true;
+        cv_.notify_all();
+      }
+      if (th_.joinable()) th_.join();
+    }
+
+   private:
+    void loop_() {
+      (void)cudaSetDevice(device_);  // the pipeline's device: its streams and buffers live there
+      for (;;) {
+        std::function<void()> job;
+        {
+          std::unique_lock<std::mutex> lk(m_);
+          cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+          if (q_.empty()) return;
+          job = std::move(q_.front());
+          q_.pop_front();
+        }
+        job();
+      }
+    }
+    int device_ = 0;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<std::function<void()>> q_;
+    bool stop_ = false;
+    std::thread th_;
+  };
+
+  status start_runner_() {
+    if (!runner_) runner_ = std::make_unique<runner_thread_>(device_);
+    return {};
+  }
+  void stop_runner_() noexcept {
+    if (runner_) runner_->stop();
+    runner_.reset();
+  }
+
+  // The chunks of one run(), on the runner thread: each issued as an enqueue() of one chunk (the
+  // slot ledger orders them with everything before), a per-chunk event recorded after its D2H;
+  // completed chunks are counted (and reported) without blocking while issuing, then the issued
+  // ones are waited for and the pageable outputs drained.
+  status run_chunks_(const void* src, void* dst, size_t bytes, const compute_fn& f, const pipeline_run_options& o,
+                     pipeline_report& report) {
+    const size_t C = opt_.chunk_bytes;
+    const size_t n = (bytes + C - 1) / C;
+    report = pipeline_report{};
+    report.chunks_total = n;
+    std::vector<event> done(n);
+    size_t issued = 0, completed = 0;
+    status err;
+    auto mark = [&](size_t upto) {  // chunks [completed, upto) are known complete
+      while (completed < upto) {
+        ++completed;
+        if (o.progress) o.progress(completed, n);
+      }
+    };
+    for (size_t i = 0; i < n; ++i) {
+      if (o.token.stop_requested()) {
+        report.cancelled = true;
+        break;
+      }
+      auto e = event::create();
+      if (!e.ok()) {
+        err = e.error();
+        break;
+      }
+      done[i] = std::move(e.value());
+      const size_t off = i * C, len = std::min(C, bytes - off);
+      err = enqueue(static_cast<const char*>(src) + off, static_cast<char*>(dst) + off, len, f);
+      if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
+      if (!err.ok()) {
+        err = err.with_context("pipeline::run: chunk " + std::to_string(i) + " of " + std::to_string(n));
+        break;
+      }
+      ++issued;
+      size_t k = completed;
+      while (k < issued && cudaEventQuery(done[k].get()) == cudaSuccess) ++k;
+      mark(k);
+    }
+    for (size_t k = completed; k < issued; ++k) {
+      const status w = cuda_check(cudaEventSynchronize(done[k].get()), "pipeline::run: waiting for a chunk");
+      if (!w.ok()) {
+        if (err.ok()) err = w;
+        break;
+      }
+      mark(k + 1);
+    }
+    // Pageable dst: the drain thread's copies of the issued chunks (all queued by now).
+    status drained;
+    {
+      std::lock_guard<std::mutex> lk(*use_);  // drain_ is created under it
+      drained = drain_pending_outputs();
+    }
+    if (err.ok()) err = drained;
+    report.chunks_completed = issued;
+    report.bytes_completed = std::min(bytes, issued * C);
+    return err;
+  }
+
+  // Work may still be in flight: let the runs and the streams finish before freeing their
+  // buffers; the staging slabs go back to their pool before the pool goes.
   void release_() noexcept {
+    stop_runner_();
     if (h2d_.get()) {
       (void)h2d_.ref().synchronize();
       (void)compute_.ref().synchronize();
@@ -477,6 +693,11 @@ class pipeline {
   std::unique_ptr<drainer> drain_;
   std::unique_ptr<copy_team> in_team_;  // the input staging copies (created at first use)
   slot_ledger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
+  int device_ = 0;                      // the device the pipeline was created on
+  // Serializes enqueue(), capture() and finish() between the caller's threads and the runner
+  // thread (each object its own; not moved).
+  std::unique_ptr<std::mutex> use_ = std::make_unique<std::mutex>();
+  std::unique_ptr<runner_thread_> runner_;  // run()'s chunks (created at the first run())
 };
 
 }  // namespace baton::async
