@@ -41,8 +41,11 @@ status launch_transform(const void* in, void* out, size_t bytes, stream_ref s) {
   return cuda_check(cudaGetLastError(), "transform");
 }
 
-cancel_source g_stop;
-extern "C" void on_sigint(int) { g_stop.request_stop(); }  // std::stop_source is lock-free here
+// Ctrl-C sets a lock-free flag (all a signal handler may safely do); a watcher thread turns it, or
+// the --cancel-after-ms deadline, into a stop request.
+std::atomic<bool> g_sigint{false};
+extern "C" void on_sigint(int) { g_sigint.store(true, std::memory_order_relaxed); }
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 struct Args {
   size_t mib = 1024, chunk_mib = 16;
@@ -95,15 +98,21 @@ int main(int argc, char** argv) {
   event_pool events;
   gpu_context ctx{r, pool, events};
 
+  cancel_source stop;
+  std::atomic<bool> finished{false};
   std::signal(SIGINT, on_sigint);
-  std::thread timer;
-  if (a.cancel_after_ms >= 0)
-    timer = std::thread([ms = a.cancel_after_ms] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-      g_stop.request_stop();
-    });
+  std::thread watcher([&, ms = a.cancel_after_ms] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms < 0 ? 0 : ms);
+    while (!finished.load()) {
+      if (g_sigint.load() || (ms >= 0 && std::chrono::steady_clock::now() >= deadline)) {
+        stop.request_stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
   pipeline_run_options o;
-  o.token = g_stop.get_token();
+  o.token = stop.get_token();
   o.progress = [total_mib = a.mib, chunk_mib = a.chunk_mib](size_t done, size_t total) {
     if (done == total || done % 16 == 0)
       std::printf("  %zu / %zu chunks (%zu of %zu MiB)\n", done, total, std::min(done * chunk_mib, total_mib), total_mib);
@@ -114,7 +123,9 @@ int main(int argc, char** argv) {
   };
   auto rep = sync_wait(run());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (timer.joinable()) timer.join();
+  finished = true;
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
   if (!rep.ok()) return std::fprintf(stderr, "pipeline: %s\n", rep.error().to_string().c_str()), 1;
   const pipeline_report& R = rep.value();
   const size_t done = R.bytes_completed / sizeof(float);
