@@ -209,8 +209,8 @@ int main(int argc, char** argv) {
   pinned_pool pinned(bytes, 2);
   const pinned_buffer hsrc_mem = take(pinned.acquire(bytes), "pinned source");
   const pinned_buffer hdst_mem = take(pinned.acquire(bytes), "pinned destination");
-  float* const hsrc = hsrc_mem.as<float>().data;
-  float* const hdst = hdst_mem.as<float>().data;
+  float* const hsrc = hsrc_mem.as<float>().data();
+  float* const hdst = hdst_mem.as<float>().data();
   std::vector<float> psrc(n), pdst(n);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
     // addressing), so the kernel writes it directly and a host thread sees the write.
     pinned_pool flag_pool(sizeof(int), 1);
     const pinned_buffer flag_mem = take(flag_pool.acquire(sizeof(int)), "pinned flag");
-    int* const flag = flag_mem.as<int>().data;
+    int* const flag = flag_mem.as<int>().data();
     *flag = 0;
     // The baseline's event keeps cudaEventCreate's flags (timing enabled), as in earlier runs'
     // cudaEventSynchronize rows, so those rows stay comparable.

@@ -68,16 +68,16 @@ int main(int argc, char** argv) {
   auto prepare = [&](pinned_span<float> buf, int b) -> task<status> {
     co_await schedule(workers);
     auto t0 = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < buf.size; ++i) buf[i] = float((i + size_t(b)) % 97) * 0.01f;
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = float((i + size_t(b)) % 97) * 0.01f;
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(prep_ms));
     prep_total_ms += since(t0);  // one prepare at a time: no race
     co_return status{};
   };
   auto gpu_work = [&](pinned_span<float> in, pinned_span<float> out) -> task<status> {
-    BATON_CO_TRY(cuda_check(cudaMemcpyAsync(din, in.data, bytes, cudaMemcpyHostToDevice, s.value().get()), "H2D"));
+    BATON_CO_TRY(cuda_check(cudaMemcpyAsync(din, in.data(), bytes, cudaMemcpyHostToDevice, s.value().get()), "H2D"));
     model<<<528, 256, 0, s.value().get()>>>(din, dout, n);
     BATON_CO_TRY(cuda_check(cudaGetLastError(), "model"));
-    BATON_CO_TRY(cuda_check(cudaMemcpyAsync(out.data, dout, bytes, cudaMemcpyDeviceToHost, s.value().get()), "D2H"));
+    BATON_CO_TRY(cuda_check(cudaMemcpyAsync(out.data(), dout, bytes, cudaMemcpyDeviceToHost, s.value().get()), "D2H"));
     co_return co_await done(ctx, s.value());
   };
   auto gpu = [&](pinned_span<float> in, pinned_span<float> out) -> task<status> {

@@ -101,7 +101,7 @@ TEST_F(Async, PinnedPoolSlabsAndExhaustion) {
     auto a = pool.acquire(1000), b = pool.acquire(1 << 20);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_TRUE(is_pinned(a.value().data()));
-    EXPECT_EQ(a.value().as<float>().size, (1u << 20) / 4);
+    EXPECT_EQ(a.value().as<float>().size(), (1u << 20) / 4);
     EXPECT_EQ(pool.acquire(10).error().code(), errc::resource_exhausted);
     EXPECT_EQ(pool.acquire((1 << 20) + 1).error().code(), errc::invalid_argument);
   }

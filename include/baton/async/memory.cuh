@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cuda/std/span>
+
 #include <algorithm>
 #include <cstddef>
 #include <mutex>
@@ -22,20 +24,23 @@
 
 namespace baton::async {
 
+// One span shape for every view the layer hands out: cuda::std::span (data(), size(), size_bytes(),
+// indexing, iteration, subspan(); usable in device code too), tagged with where the memory lives so
+// that a device pointer is not passed where page-locked host memory is expected. bytes() is
+// size_bytes(). Both convert to a plain cuda::std::span<T>.
 template <class T>
-struct pinned_span {
-  T* data = nullptr;
-  size_t size = 0;
-  [[nodiscard]] size_t bytes() const noexcept { return size * sizeof(T); }
-  T& operator[](size_t i) const noexcept { return data[i]; }
-  T* begin() const noexcept { return data; }
-  T* end() const noexcept { return data + size; }
+struct pinned_span : cuda::std::span<T> {
+  using cuda::std::span<T>::span;
+  constexpr pinned_span() noexcept = default;
+  constexpr pinned_span(T* p, size_t n) noexcept : cuda::std::span<T>(p, n) {}
+  [[nodiscard]] constexpr size_t bytes() const noexcept { return this->size_bytes(); }
 };
 template <class T>
-struct device_span {
-  T* data = nullptr;
-  size_t size = 0;
-  [[nodiscard]] size_t bytes() const noexcept { return size * sizeof(T); }
+struct device_span : cuda::std::span<T> {
+  using cuda::std::span<T>::span;
+  constexpr device_span() noexcept = default;
+  constexpr device_span(T* p, size_t n) noexcept : cuda::std::span<T>(p, n) {}
+  [[nodiscard]] constexpr size_t bytes() const noexcept { return this->size_bytes(); }
 };
 static_assert(std::is_trivially_copyable_v<pinned_span<float>> && std::is_trivially_copyable_v<device_span<float>>);
 
