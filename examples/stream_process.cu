@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   for (size_t off = 0; off < bytes; off += chunk) {
     const size_t len = std::min(chunk, bytes - off);
     (void)cudaMemcpy(din, reinterpret_cast<const char*>(src.data()) + off, len, cudaMemcpyHostToDevice);
-    (void)launch_transform(din, dout, len, stream_ref(cudaStreamLegacy));  // the legacy stream, on purpose: cudaMemcpy orders with it
+    (void)launch_transform(din, dout, len, stream_ref::legacy());  // the legacy stream, on purpose: cudaMemcpy orders with it
     (void)cudaMemcpy(reinterpret_cast<char*>(dst.data()) + off, dout, len, cudaMemcpyDeviceToHost);
   }
   const double sync_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();

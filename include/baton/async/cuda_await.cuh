@@ -142,7 +142,7 @@ class gpu_awaiter {
     a->ctx_.r.post(a->h_, a->ctx_.ex, /*expected=*/true);  // no CUDA calls allowed here
   }
   gpu_context& ctx_;
-  stream_ref stream_{};
+  stream_ref stream_{cudaStream_t{}};  // set by the awaitable that uses it
   cudaEvent_t event_ = nullptr;
   std::source_location loc_;
   pooled_event ev_;

@@ -238,7 +238,7 @@ class device_buffer {
   }
   void* p_ = nullptr;
   size_t bytes_ = 0;
-  stream_ref s_{};
+  stream_ref s_{cudaStream_t{}};  // an empty buffer has no stream
 };
 
 }  // namespace baton::async

@@ -1,7 +1,8 @@
 // baton/async/stream.cuh — owning CUDA handles and their trivially copyable views.
 //
 //   stream      move-only owner of a cudaStream_t (non-blocking, with a priority)
-//   stream_ref  trivially copyable view; converts to/from cudaStream_t and cuda::stream_ref
+//   stream_ref  trivially copyable view; converts to/from cudaStream_t and cuda::stream_ref; never
+//               default-constructed (stream_ref::legacy() / per_thread() name the default streams)
 //   event       move-only owner of a cudaEvent_t (timing disabled unless asked)
 //   event_pool  thread-safe pool of events; acquire() hands out a pooled_event that returns to
 //               the pool when destroyed, on every path (errors included)
@@ -31,7 +32,11 @@ namespace baton::async {
 
 class stream_ref {
  public:
-  constexpr stream_ref() = default;
+  // No default constructor: a stream_ref that nobody set would be the legacy NULL stream, which
+  // synchronizes with every blocking stream of the device. Name it when you mean it.
+  stream_ref() = delete;
+  [[nodiscard]] static stream_ref legacy() noexcept { return stream_ref(cudaStreamLegacy); }
+  [[nodiscard]] static stream_ref per_thread() noexcept { return stream_ref(cudaStreamPerThread); }
   constexpr stream_ref(cudaStream_t s) noexcept : s_(s) {}  // NOLINT: implicit, like cuda::stream_ref
   constexpr stream_ref(cuda::stream_ref s) noexcept : s_(s.get()) {}  // NOLINT
   [[nodiscard]] constexpr cudaStream_t get() const noexcept { return s_; }

@@ -19,7 +19,7 @@ struct async_env {
   size_t n = 0;
   int steps = 1;
   void refill(const void*) {}
-  baton::async::stream_ref s1, s2, origin;
+  baton::async::stream_ref s1 = baton::async::stream_ref::per_thread(), s2 = s1, origin = s1;
   baton::async::pinned_span<float> x1, x2;
   baton::async::device_span<float> d1, d2;
   const void *src = nullptr, *pinned_src = nullptr;
