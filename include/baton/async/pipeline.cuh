@@ -87,6 +87,71 @@ struct pipeline_run_options {
   std::function<void(size_t chunks_done, size_t chunks_total)> progress{};
 };
 
+// One thread that runs jobs in the order they were pushed (the pipeline's drain of staged outputs,
+// and its runner of awaited runs). push() returns the job's ticket (1-based, in push order);
+// wait_until(t) blocks until the first t jobs have run and returns the first error any job
+// returned; stop() runs what is queued, then ends the thread. on_start runs first on the thread
+// (the pipeline's device).
+class serial_worker {
+ public:
+  explicit serial_worker(std::function<void()> on_start = {}) : th_([this, on_start = std::move(on_start)] {
+    if (on_start) on_start();
+    loop_();
+  }) {}
+  serial_worker(const serial_worker&) = delete;
+  serial_worker& operator=(const serial_worker&) = delete;
+  ~serial_worker() { stop(); }
+  uint64_t push(std::function<status()> job) {
+    std::lock_guard<std::mutex> lk(m_);
+    q_.push_back(std::move(job));
+    cv_.notify_all();
+    return ++pushed_;
+  }
+  uint64_t pushed() {
+    std::lock_guard<std::mutex> lk(m_);
+    return pushed_;
+  }
+  status wait_until(uint64_t ticket) {
+    std::unique_lock<std::mutex> lk(m_);
+    cv_.wait(lk, [&] { return done_ >= ticket || !err_.ok(); });
+    return err_;
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    if (th_.joinable()) th_.join();
+  }
+
+ private:
+  void loop_() {
+    for (;;) {
+      std::function<status()> job;
+      {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+        if (q_.empty()) return;
+        job = std::move(q_.front());
+        q_.pop_front();
+      }
+      status st = job();
+      std::lock_guard<std::mutex> lk(m_);
+      if (!st.ok() && err_.ok()) err_ = std::move(st);
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::function<status()>> q_;
+  uint64_t pushed_ = 0, done_ = 0;
+  bool stop_ = false;
+  status err_;
+  std::thread th_;  // last: started once the members above exist
+};
+
 class pipeline;
 
 // A pipeline's steady state captured into one graph (pipeline::capture); owning, move-only.
@@ -157,6 +222,7 @@ class pipeline {
       staging_out_ = std::move(o.staging_out_);
       staging_ = std::move(o.staging_);
       drain_ = std::move(o.drain_);
+      drain_team_ = std::move(o.drain_team_);
       in_team_ = std::move(o.in_team_);
       opt_ = o.opt_;
       slots_ = std::exchange(o.slots_, slot_ledger{});
@@ -360,10 +426,11 @@ class pipeline {
     if (!f) co_return status(errc::invalid_argument, "pipeline::run: empty compute function");
     auto state = std::make_shared<run_state_>();
     BATON_CO_TRY(start_runner_());
-    runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
+    (void)runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
       status st = run_chunks_(src, dst, bytes, f, options, state->report);
       if (st.ok()) state->done.complete();
       else state->done.fail(std::move(st));
+      return status{};  // delivered through state->done, not the worker's record
     });
     const status waited = co_await on(ctx.r, state->done, ctx.ex);
     if (!waited.ok()) co_return waited;
@@ -401,51 +468,8 @@ class pipeline {
     pipeline_report report;
   };
 
-  // One thread that runs the pipeline's run() jobs in order.
-  class runner_thread_ {
-   public:
-    explicit runner_thread_(int device) : device_(device), th_([this] { loop_(); }) {}
-    ~runner_thread_() { stop(); }
-    void push(std::function<void()> job) {
-      std::lock_guard<std::mutex> lk(m_);
-      q_.push_back(std::move(job));
-      cv_.notify_all();
-    }
-    // Runs what is queued, then ends the thread.
-    void stop() {
-      {
-        std::lock_guard<std::mutex> lk(m_);
-        stop_ = true;
-        cv_.notify_all();
-      }
-      if (th_.joinable()) th_.join();
-    }
-
-   private:
-    void loop_() {
-      (void)cudaSetDevice(device_);  // the pipeline's device: its streams and buffers live there
-      for (;;) {
-        std::function<void()> job;
-        {
-          std::unique_lock<std::mutex> lk(m_);
-          cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
-          if (q_.empty()) return;
-          job = std::move(q_.front());
-          q_.pop_front();
-        }
-        job();
-      }
-    }
-    int device_ = 0;
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::deque<std::function<void()>> q_;
-    bool stop_ = false;
-    std::thread th_;
-  };
-
   status start_runner_() {
-    if (!runner_) runner_ = std::make_unique<runner_thread_>(device_);
+    if (!runner_) runner_ = std::make_unique<serial_worker>([dev = device_] { (void)cudaSetDevice(dev); });
     return {};
   }
   void stop_runner_() noexcept {
@@ -526,6 +550,7 @@ class pipeline {
     }
     if (drain_) drain_->stop();
     drain_.reset();
+    drain_team_.reset();
     in_team_.reset();
     for (void* p : dev_) (void)cudaFree(p);
     dev_.clear();
@@ -604,76 +629,21 @@ class pipeline {
   // Queues a staged output (ready once `ready` completes) for the drain thread; returns its
   // ticket (1-based, in push order).
   uint64_t queue_drain(cudaEvent_t ready, int slot, char* to, size_t len) {
-    if (!drain_) drain_ = std::make_unique<drainer>(staging_threads_());
-    return drain_->push(drain_job{ready, staging_out_[size_t(slot)].data(), to, len});
+    if (!drain_) {
+      drain_team_ = std::make_unique<copy_team>(staging_threads_());
+      drain_ = std::make_unique<serial_worker>([dev = device_] { (void)cudaSetDevice(dev); });
+    }
+    const void* from = staging_out_[size_t(slot)].data();
+    return drain_->push([team = drain_team_.get(), ready, from, to, len] {
+      BATON_TRY(cuda_check(cudaEventSynchronize(ready), "pipeline: output drain wait"));
+      team->copy(to, from, len);
+      return status{};
+    });
   }
   // Blocks until the drain thread has finished the first `ticket` jobs (0: returns at once).
   status wait_drained(uint64_t ticket) { return drain_ && ticket ? drain_->wait_until(ticket) : status{}; }
   status drain_pending_outputs() { return drain_ ? drain_->wait_until(drain_->pushed()) : status{}; }
 
-  struct drain_job {
-    cudaEvent_t ready;  // the chunk's D2H into its staging slab
-    const void* from;
-    char* to;
-    size_t len;
-  };
-  // One thread that waits for each staged output (per-event) and copies it out, in order.
-  class drainer {
-   public:
-    explicit drainer(int threads) : team_(threads), th_([this] { loop(); }) {}
-    ~drainer() { stop(); }
-    uint64_t push(drain_job j) {
-      std::lock_guard<std::mutex> lk(m_);
-      q_.push_back(j);
-      cv_.notify_all();
-      return ++pushed_;
-    }
-    uint64_t pushed() {
-      std::lock_guard<std::mutex> lk(m_);
-      return pushed_;
-    }
-    status wait_until(uint64_t ticket) {
-      std::unique_lock<std::mutex> lk(m_);
-      cv_.wait(lk, [&] { return done_ >= ticket || !err_.ok(); });
-      return err_;
-    }
-    void stop() {
-      {
-        std::lock_guard<std::mutex> lk(m_);
-        stop_ = true;
-        cv_.notify_all();
-      }
-      if (th_.joinable()) th_.join();
-    }
-
-   private:
-    void loop() {
-      for (;;) {
-        drain_job j;
-        {
-          std::unique_lock<std::mutex> lk(m_);
-          cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
-          if (q_.empty()) return;
-          j = q_.front();
-          q_.pop_front();
-        }
-        status st = cuda_check(cudaEventSynchronize(j.ready), "pipeline: output drain wait");
-        if (st.ok()) team_.copy(j.to, j.from, j.len);
-        std::lock_guard<std::mutex> lk(m_);
-        if (!st.ok() && err_.ok()) err_ = st;
-        ++done_;
-        cv_.notify_all();
-      }
-    }
-    copy_team team_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::deque<drain_job> q_;
-    uint64_t pushed_ = 0, done_ = 0;  // jobs pushed / finished, in order
-    bool stop_ = false;
-    status err_;
-    std::thread th_;
-  };
 
   int staging_threads_() const {
     if (opt_.staging_threads > 0) return opt_.staging_threads;
@@ -690,14 +660,15 @@ class pipeline {
   std::vector<void*> dev_;
   std::unique_ptr<pinned_pool> staging_;
   std::vector<pinned_buffer> staging_in_, staging_out_;
-  std::unique_ptr<drainer> drain_;
+  std::unique_ptr<serial_worker> drain_;   // copies staged outputs to a pageable dst, in order
+  std::unique_ptr<copy_team> drain_team_;  // the drain's copies (created with it)
   std::unique_ptr<copy_team> in_team_;  // the input staging copies (created at first use)
   slot_ledger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
   int device_ = 0;                      // the device the pipeline was created on
   // Serializes enqueue(), capture() and finish() between the caller's threads and the runner
   // thread (each object its own; not moved).
   std::unique_ptr<std::mutex> use_ = std::make_unique<std::mutex>();
-  std::unique_ptr<runner_thread_> runner_;  // run()'s chunks (created at the first run())
+  std::unique_ptr<serial_worker> runner_;  // run()'s chunks (created at the first run())
 };
 
 }  // namespace baton::async
