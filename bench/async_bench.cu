@@ -11,6 +11,9 @@
 //                      CUDA graph; each timed rep is launch + stream synchronize.
 //                      link-bound (computed, not timed): chunk 0's H2D and the last D2H at the one-way
 //                      rates, the other N-1 chunks at the measured both-directions-at-once rate.
+//                      baton-pipeline-await-k3: the same K=3 pipeline awaited (co_await
+//                      pipeline::run(ctx, ...)), with the awaiting thread's CPU time per run
+//                      (caller_cpu_us, caller_cpu_fraction of the run).
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
 //                      -stagingT: pipeline_options::staging_threads = T (default: one per hardware thread).
 //   pipeline-pageable-src  a pageable source into pinned memory (only the input staged); baseline:
@@ -34,6 +37,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -308,6 +312,42 @@ int main(int argc, char** argv) {
     return time_wall([&] { TRY(p.value().run(src, dst, bytes, f)); }, reps);
   };
   auto verify = [&](const float* dst) { return check(psrc.data(), dst, n, iters); };
+  // The awaited form (co_await pipeline::run(ctx, ...)): the runner thread issues and stages; the
+  // caller's thread only starts the run and is resumed at the end. caller_cpu_us: the CPU time of
+  // the thread that co_awaits (CLOCK_THREAD_CPUTIME_ID around the whole awaited run, sync_wait's
+  // wake-up included): the work the pipeline costs its caller. The blocking run() costs the caller
+  // its pageable staging copies and its waits.
+  auto thread_cpu_us = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+  };
+  auto await_variant = [&](int K, const float* src, float* dst, int reps, std::vector<double>& caller_cpu) {
+    auto p = pipeline::create(pipeline_options{C, K});
+    TRY(p.error());
+    thread_pool pool(1);
+    reactor r;
+    event_pool evs;
+    gpu_context ctx{r, pool, evs};
+    return time_wall([&] {
+      const double c0 = thread_cpu_us();
+      auto rep = sync_wait(p.value().run(ctx, src, dst, bytes, f));
+      caller_cpu.push_back(thread_cpu_us() - c0);
+      TRY(rep.error());
+      if (rep.value().chunks_completed != rep.value().chunks_total) TRY(status(errc::invalid_argument, "pipeline::run stopped early"));
+    }, reps);
+  };
+  auto await_row = [&](const std::string& wl, const std::vector<double>& us, std::vector<double> cpu, const float* dst) {
+    bench::Row r = make_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
+    cpu.erase(cpu.begin());  // the untimed first call
+    const double c = bench::stats(cpu).median;
+    char b[64];
+    std::snprintf(b, sizeof b, "%.1f", c);
+    r.extra = {{"caller_cpu_us", b}};
+    std::snprintf(b, sizeof b, "%.4f", r.median_us > 0 ? c / r.median_us : 0.0);
+    r.extra.push_back({"caller_cpu_fraction", b});
+    return r;
+  };
   {
     std::memset(hdst, 0xFF, bytes);
     auto us = time_wall([&] { sync_pipeline(hsrc, hdst); }, a.reps);
@@ -319,6 +359,12 @@ int main(int argc, char** argv) {
       std::memset(hdst, 0xFF, bytes);
       us = pipe_variant(K, hsrc, hdst, a.reps);
       rows.push_back(make_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
+    }
+    {
+      std::memset(hdst, 0xFF, bytes);
+      std::vector<double> cpu;
+      us = await_variant(3, hsrc, hdst, a.reps, cpu);
+      rows.push_back(await_row("pipeline", us, cpu, hdst));
     }
     {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
       auto p = pipeline::create(pipeline_options{C, 3});
@@ -353,6 +399,12 @@ int main(int argc, char** argv) {
     std::memset(pdst.data(), 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), pdst.data(), preps);
     rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+    {
+      std::memset(pdst.data(), 0xFF, bytes);
+      std::vector<double> cpu;
+      us = await_variant(3, psrc.data(), pdst.data(), preps, cpu);
+      rows.push_back(await_row("pipeline-pageable", us, cpu, pdst.data()));
+    }
     for (int t : {4, 8}) {  // pipeline_options::staging_threads (default: hardware threads, the row above)
       std::memset(pdst.data(), 0xFF, bytes);
       auto p = pipeline::create(pipeline_options{C, 3, t});
