@@ -6,10 +6,13 @@
 //     complete are right, every byte past report.bytes_completed is untouched, the counts agree with
 //     what the callback saw; a token stopped before the run issues nothing;
 //   * runs back to back and interleaved with enqueue() on the same pipeline: all outputs right;
-//   * a compute function's error comes back with the chunk named, and the pipeline stays usable.
+//   * a compute function's error comes back with the chunk named, and the pipeline stays usable;
+//   * a typed chunk function whose output is half its input (out_chunk_bytes), and the refusals.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -221,6 +224,60 @@ TEST_P(PipelineAwait, ComputeErrorNamesTheChunkAndThePipelineStaysUsable) {
   auto again = sync_wait(p.value().run(c.ctx, b.src(), b.dst(), 4 * chunk, twice_plus_one()));
   ASSERT_TRUE(again.ok()) << again.error().to_string();
   EXPECT_EQ(b.wrong(0, b.n), 0u);
+}
+
+// A typed chunk function whose output differs in size from its input (pipeline_options::
+// out_chunk_bytes): floats in, rounded int16 out (half the bytes), through enqueue and run, ragged
+// last chunk included; a compute_fn (same-size contract) and a last chunk that would write half a
+// byte are refused with the sizes named.
+__global__ void round_to_i16(const float* in, int16_t* out, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    out[i] = int16_t(__float2int_rn(in[i]));
+}
+
+TEST_P(PipelineAwait, TypedComputeWithSmallerOutput) {
+  Ctx c;
+  const size_t chunk = size_t(256) << 10;
+  pipeline_options po{chunk, 3, 2};
+  po.out_chunk_bytes = chunk / 2;
+  auto p = pipeline::create(po);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  const size_t n = 5 * chunk / 4 + 300;  // floats: 5 full chunks and a ragged one
+  const size_t bytes = n * 4;
+  Buffers in(n, GetParam());
+  in.fill(9);
+  for (size_t i = 0; i < n; ++i) in.src()[i] *= 1000.f;
+  std::vector<int16_t> pageable_out(n);
+  int16_t* pinned_out = nullptr;
+  if (GetParam()) BT_CUDA(cudaHostAlloc(&pinned_out, n * 2, 0));
+  int16_t* out = GetParam() ? pinned_out : pageable_out.data();
+  const chunk_fn f = typed_compute<float, int16_t>([](device_span<const float> x, device_span<int16_t> y, stream_ref s) {
+    if (x.size() != y.size()) return status(errc::invalid_argument, "sizes differ");
+    round_to_i16<<<64, 256, 0, s>>>(x.data(), y.data(), x.size());
+    return cuda_check(cudaGetLastError(), "round_to_i16");
+  });
+  auto check = [&] {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) bad += out[i] != int16_t(std::lrint(in.src()[i]));
+    return bad;
+  };
+  std::memset(out, 0x7F, n * 2);
+  BT_ASSERT_OK(p.value().run(in.src(), out, bytes, f));
+  EXPECT_EQ(check(), 0u);
+  std::memset(out, 0x7F, n * 2);
+  auto r = sync_wait(p.value().run(c.ctx, in.src(), out, bytes, f));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r.value().out_bytes_completed, n * 2);
+  EXPECT_EQ(check(), 0u);
+  // A compute_fn writes as many bytes as it reads: refused when out_chunk_bytes differs.
+  const status same = p.value().enqueue(in.src(), out, bytes, twice_plus_one());
+  EXPECT_EQ(same.code(), errc::invalid_argument);
+  EXPECT_NE(same.to_string().find("pass a chunk_fn"), std::string::npos) << same.to_string();
+  // A last chunk of 3 input bytes would write 1.5 output bytes.
+  const status half = p.value().enqueue(in.src(), out, chunk + 3, f);
+  EXPECT_EQ(half.code(), errc::invalid_argument);
+  EXPECT_NE(half.to_string().find("last chunk's 3 input bytes"), std::string::npos) << half.to_string();
+  if (pinned_out) (void)cudaFreeHost(pinned_out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Buffers, PipelineAwait, ::testing::Values(true, false),

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <condition_variable>
@@ -66,16 +67,42 @@ struct pipeline_options {
   // memory's bandwidth, so more threads copy faster up to about one per core (measured in
   // docs/async.md, with async.csv). Created at the first pageable use.
   int staging_threads = 0;
+  // Bytes the compute of a full input chunk writes (0: chunk_bytes, as many as it reads). A chunk
+  // of len input bytes writes len * out_chunk_bytes / chunk_bytes (a whole number of bytes, or the
+  // call is refused); dst holds the outputs back to back. Needs a chunk_fn (typed_compute) when
+  // it differs from chunk_bytes.
+  size_t out_chunk_bytes = 0;
 };
 
 // Enqueues the compute for one chunk on `s`: reads `bytes` at d_in, writes `bytes` at d_out.
 using compute_fn = std::function<status(const void* d_in, void* d_out, size_t bytes, stream_ref s)>;
 
+// Enqueues the compute for one chunk on `s`: reads `in`, writes `out` (whose size is the chunk's
+// output size, pipeline_options::out_chunk_bytes). typed_compute<In, Out>(f) makes one from a
+// function of typed spans.
+using chunk_fn = std::function<status(device_span<const std::byte> in, device_span<std::byte> out, stream_ref s)>;
+
+// A chunk_fn from f(device_span<const In> in, device_span<Out> out, stream_ref s) -> status. A chunk
+// whose input or output is not a whole number of elements is refused with both sizes named.
+template <class In, class Out, class F>
+[[nodiscard]] chunk_fn typed_compute(F f) {
+  return [f = std::move(f)](device_span<const std::byte> in, device_span<std::byte> out, stream_ref s) -> status {
+    if (in.size() % sizeof(In) != 0 || out.size() % sizeof(Out) != 0)
+      return status(errc::invalid_argument, "typed_compute: a chunk of " + std::to_string(in.size()) + " input and " +
+                                                std::to_string(out.size()) + " output bytes is not a whole number of " +
+                                                std::to_string(sizeof(In)) + "- and " + std::to_string(sizeof(Out)) +
+                                                "-byte elements (choose chunk_bytes and out_chunk_bytes to fit)");
+    return f(device_span<const In>(reinterpret_cast<const In*>(in.data()), in.size() / sizeof(In)),
+             device_span<Out>(reinterpret_cast<Out*>(out.data()), out.size() / sizeof(Out)), s);
+  };
+}
+
 // What an awaited pipeline::run() did.
 struct pipeline_report {
   size_t chunks_total = 0;      // ceil(bytes / chunk_bytes)
   size_t chunks_completed = 0;  // issued before the stop (all of them without one), each fully written to dst
-  size_t bytes_completed = 0;   // dst[0, bytes_completed) holds results; the rest of dst is untouched
+  size_t bytes_completed = 0;   // input bytes of the completed chunks
+  size_t out_bytes_completed = 0;  // dst[0, out_bytes_completed) holds results; the rest of dst is untouched
   bool cancelled = false;       // the token stopped the issuing before the last chunk
 };
 
@@ -238,6 +265,7 @@ class pipeline {
     if (o.chunk_bytes == 0 || o.buffers < 1 || o.staging_threads < 0)
       return status(errc::invalid_argument,
                     "pipeline: chunk_bytes must be > 0, buffers >= 1, staging_threads >= 0 (0: one per hardware thread)");
+    if (o.out_chunk_bytes == 0) o.out_chunk_bytes = o.chunk_bytes;
     pipeline p;
     p.opt_ = o;
     auto mk = [](stream& s) -> status {
@@ -254,12 +282,12 @@ class pipeline {
       if (!e.ok()) return e.error();
       p.ev_.push_back(std::move(e.value()));
     }
-    for (int i = 0; i < 2 * o.buffers; ++i) {
+    for (int i = 0; i < 2 * o.buffers; ++i) {  // K input slots, then K output slots
       void* d = nullptr;
-      BATON_TRY(cuda_check(cudaMalloc(&d, o.chunk_bytes), "pipeline: cudaMalloc"));
+      BATON_TRY(cuda_check(cudaMalloc(&d, i < o.buffers ? o.chunk_bytes : o.out_chunk_bytes), "pipeline: cudaMalloc"));
       p.dev_.push_back(d);
     }
-    p.staging_ = std::make_unique<pinned_pool>(o.chunk_bytes, size_t(2 * o.buffers));
+    p.staging_ = std::make_unique<pinned_pool>(std::max(o.chunk_bytes, o.out_chunk_bytes), size_t(2 * o.buffers));
     p.slots_ = slot_ledger(o.buffers);
     BATON_TRY(cuda_check(cudaGetDevice(&p.device_), "pipeline: cudaGetDevice"));
     return result<pipeline>(std::move(p));
@@ -279,10 +307,16 @@ class pipeline {
   // user waits for its previous user whichever call issued it (slot_ledger), on the GPU for
   // device slots and on the host only where a pageable buffer's staging slab is reused.
   [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const compute_fn& f, cudaEvent_t after = nullptr) {
+    BATON_TRY(same_size_("pipeline::enqueue"));
+    return enqueue(src, dst, bytes, as_chunk_fn_(f), after);
+  }
+  // The same with a chunk_fn: its output may differ in size from its input (out_chunk_bytes).
+  [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const chunk_fn& f, cudaEvent_t after = nullptr) {
     if (!h2d_.get()) return status(errc::invalid_argument, "pipeline: not created (use pipeline::create)");
     std::lock_guard<std::mutex> lk(*use_);  // a run()'s runner thread enqueues too
     if ((src == nullptr || dst == nullptr) && bytes > 0) return status(errc::invalid_argument, "pipeline: null buffer");
     if (!f) return status(errc::invalid_argument, "pipeline: empty compute function");
+    BATON_TRY(check_out_sizes_(bytes, "pipeline::enqueue"));
     const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
     if (after) {
       BATON_TRY(h2d_.ref().wait(after));
@@ -309,10 +343,16 @@ class pipeline {
   // own, so it may be taken while an enqueue() is still in flight.
   [[nodiscard]] result<pipeline_graph> capture(const void* src, void* dst, size_t bytes, const compute_fn& f,
                                                stream_ref origin) {
+    BATON_TRY(same_size_("pipeline::capture"));
+    return capture(src, dst, bytes, as_chunk_fn_(f), origin);
+  }
+  [[nodiscard]] result<pipeline_graph> capture(const void* src, void* dst, size_t bytes, const chunk_fn& f,
+                                               stream_ref origin) {
     if (!h2d_.get()) return status(errc::invalid_argument, "pipeline::capture: not created (use pipeline::create)");
     if (src == nullptr || dst == nullptr) return status(errc::invalid_argument, "pipeline::capture: null buffer");
     if (bytes == 0) return status(errc::invalid_argument, "pipeline::capture: nothing to capture (bytes == 0)");
     if (!f) return status(errc::invalid_argument, "pipeline::capture: empty compute function");
+    BATON_TRY(check_out_sizes_(bytes, "pipeline::capture"));
     std::lock_guard<std::mutex> lk(*use_);
     // Checked before the capture begins (cudaPointerGetAttributes is not a stream operation).
     auto pageable = [](const char* name) {
@@ -403,6 +443,10 @@ class pipeline {
     BATON_TRY(enqueue(src, dst, bytes, f));
     return finish();
   }
+  [[nodiscard]] status run(const void* src, void* dst, size_t bytes, const chunk_fn& f) {
+    BATON_TRY(enqueue(src, dst, bytes, f));
+    return finish();
+  }
 
   // The awaitable, cancellable form: co_await p.run(ctx, src, dst, bytes, f, options).
   //   * The runner thread (one per pipeline, started at the first run()) issues the chunks one by
@@ -420,10 +464,17 @@ class pipeline {
   // must outlive the co_await (its destructor waits for the runs it still has).
   [[nodiscard]] task<result<pipeline_report>> run(gpu_context& ctx, const void* src, void* dst, size_t bytes,
                                                   compute_fn f, pipeline_run_options options = {}) {
+    const status same = same_size_("pipeline::run");
+    if (!same.ok()) return fail_(same);
+    return run(ctx, src, dst, bytes, as_chunk_fn_(std::move(f)), std::move(options));
+  }
+  [[nodiscard]] task<result<pipeline_report>> run(gpu_context& ctx, const void* src, void* dst, size_t bytes,
+                                                  chunk_fn f, pipeline_run_options options = {}) {
     if (!h2d_.get()) co_return status(errc::invalid_argument, "pipeline::run: not created (use pipeline::create)");
     if ((src == nullptr || dst == nullptr) && bytes > 0)
       co_return status(errc::invalid_argument, "pipeline::run: null buffer");
     if (!f) co_return status(errc::invalid_argument, "pipeline::run: empty compute function");
+    BATON_CO_TRY(check_out_sizes_(bytes, "pipeline::run"));
     auto state = std::make_shared<run_state_>();
     BATON_CO_TRY(start_runner_());
     (void)runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
@@ -438,6 +489,36 @@ class pipeline {
   }
 
  private:
+  // Output bytes of a chunk of `len` input bytes.
+  size_t out_len_(size_t len) const {
+    const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
+    return OC == C ? len : len / C * OC + len % C * OC / C;
+  }
+  // Every chunk of a `bytes` input writes a whole number of output bytes (the last one too).
+  status check_out_sizes_(size_t bytes, const char* what) const {
+    const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes, last = bytes % C;
+    if (OC != C && last != 0 && (last * OC) % C != 0)
+      return status(errc::invalid_argument, std::string(what) + ": the last chunk's " + std::to_string(last) +
+                                                " input bytes would write " + std::to_string(double(last) * double(OC) / double(C)) +
+                                                " output bytes (out_chunk_bytes " + std::to_string(OC) + " per chunk_bytes " +
+                                                std::to_string(C) + "); make bytes a multiple of chunk_bytes or of the ratio");
+    return {};
+  }
+  status same_size_(const char* what) const {
+    if (opt_.out_chunk_bytes != 0 && opt_.out_chunk_bytes != opt_.chunk_bytes)
+      return status(errc::invalid_argument, std::string(what) + ": out_chunk_bytes (" + std::to_string(opt_.out_chunk_bytes) +
+                                                ") differs from chunk_bytes (" + std::to_string(opt_.chunk_bytes) +
+                                                "): a compute_fn writes as many bytes as it reads; pass a chunk_fn (typed_compute)");
+    return {};
+  }
+  static chunk_fn as_chunk_fn_(compute_fn f) {
+    if (!f) return chunk_fn{};  // refused as "empty compute function" by the caller
+    return [f = std::move(f)](device_span<const std::byte> in, device_span<std::byte> out, stream_ref s) {
+      return f(in.data(), out.data(), in.size(), s);
+    };
+  }
+  static task<result<pipeline_report>> fail_(status s) { co_return s; }
+
   // Stage events of slot `s` in an event set `ev` of 3K: ev_ for enqueue(), capture()'s own set.
   cudaEvent_t h2d_done(const event* ev, int s) const { return ev[size_t(s)].get(); }
   cudaEvent_t compute_done(const event* ev, int s) const { return ev[size_t(opt_.buffers + s)].get(); }
@@ -481,9 +562,9 @@ class pipeline {
   // slot ledger orders them with everything before), a per-chunk event recorded after its D2H;
   // completed chunks are counted (and reported) without blocking while issuing, then the issued
   // ones are waited for and the pageable outputs drained.
-  status run_chunks_(const void* src, void* dst, size_t bytes, const compute_fn& f, const pipeline_run_options& o,
+  status run_chunks_(const void* src, void* dst, size_t bytes, const chunk_fn& f, const pipeline_run_options& o,
                      pipeline_report& report) {
-    const size_t C = opt_.chunk_bytes;
+    const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
     report = pipeline_report{};
     report.chunks_total = n;
@@ -508,7 +589,7 @@ class pipeline {
       }
       done[i] = std::move(e.value());
       const size_t off = i * C, len = std::min(C, bytes - off);
-      err = enqueue(static_cast<const char*>(src) + off, static_cast<char*>(dst) + off, len, f);
+      err = enqueue(static_cast<const char*>(src) + off, static_cast<char*>(dst) + i * OC, len, f);
       if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
       if (!err.ok()) {
         err = err.with_context("pipeline::run: chunk " + std::to_string(i) + " of " + std::to_string(n));
@@ -536,6 +617,7 @@ class pipeline {
     if (err.ok()) err = drained;
     report.chunks_completed = issued;
     report.bytes_completed = std::min(bytes, issued * C);
+    report.out_bytes_completed = out_len_(report.bytes_completed);
     return err;
   }
 
@@ -565,7 +647,7 @@ class pipeline {
 
   status take_staging_(std::vector<pinned_buffer>& slabs) {
     while (slabs.size() < size_t(opt_.buffers)) {
-      auto b = staging_->acquire(opt_.chunk_bytes);
+      auto b = staging_->acquire(staging_->slab_bytes());
       if (!b.ok()) return b.error().with_context("pipeline: staging slabs");
       slabs.push_back(std::move(b.value()));
     }
@@ -581,15 +663,15 @@ class pipeline {
   // — copies, the compute function, event records and waits — which is what makes it
   // capturable; the staging branches (host copies, host waits, the drain thread) are
   // enqueue()-only and need staging_in_/staging_out_ acquired.
-  [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const compute_fn& f, const event* ev,
+  [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const chunk_fn& f, const event* ev,
                                       slot_ledger& ledger, bool src_pinned, bool dst_pinned) {
     const int K = opt_.buffers;
-    const size_t C = opt_.chunk_bytes;
+    const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
     for (size_t i = 0; i < n; ++i) {
       const slot_ledger::chunk c = ledger.next();
       const int slot = c.slot;
-      const size_t off = i * C, len = std::min(C, bytes - off);
+      const size_t off = i * C, len = std::min(C, bytes - off), out_len = out_len_(len);
       void* din = dev_[size_t(slot)];
       void* dout = dev_[size_t(K + slot)];
       const bool reuse = c.reuses();
@@ -607,21 +689,23 @@ class pipeline {
       // ---- compute
       BATON_TRY(compute_.ref().wait(h2d_done(ev, slot)));
       if (reuse) BATON_TRY(compute_.ref().wait(d2h_done(ev, slot)));
-      BATON_TRY(f(din, dout, len, compute_.ref()).with_context("pipeline: compute of chunk " + std::to_string(i)));
+      BATON_TRY(f(device_span<const std::byte>(static_cast<const std::byte*>(din), len),
+                  device_span<std::byte>(static_cast<std::byte*>(dout), out_len), compute_.ref())
+                    .with_context("pipeline: compute of chunk " + std::to_string(i)));
       BATON_TRY(cuda_check(cudaEventRecord(compute_done(ev, slot), compute_.get()), "cudaEventRecord"));
       // ---- device -> host
       BATON_TRY(d2h_.ref().wait(compute_done(ev, slot)));
-      char* to = static_cast<char*>(dst) + off;
+      char* to = static_cast<char*>(dst) + i * OC;
       if (!dst_pinned) {
         // The drain job that last read this slot's output slab (any earlier call's) has copied it out.
         BATON_TRY(wait_drained(ledger.drain_ticket(slot)));
-        BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, len, cudaMemcpyDeviceToHost, d2h_.get()),
+        BATON_TRY(cuda_check(cudaMemcpyAsync(staging_out_[size_t(slot)].data(), dout, out_len, cudaMemcpyDeviceToHost, d2h_.get()),
                              "pipeline: D2H"));
       } else {
-        BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
+        BATON_TRY(cuda_check(cudaMemcpyAsync(to, dout, out_len, cudaMemcpyDeviceToHost, d2h_.get()), "pipeline: D2H"));
       }
       BATON_TRY(cuda_check(cudaEventRecord(d2h_done(ev, slot), d2h_.get()), "cudaEventRecord"));
-      if (!dst_pinned) ledger.set_drain_ticket(slot, queue_drain(d2h_done(ev, slot), slot, to, len));
+      if (!dst_pinned) ledger.set_drain_ticket(slot, queue_drain(d2h_done(ev, slot), slot, to, out_len));
     }
     return {};
   }
