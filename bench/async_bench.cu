@@ -22,6 +22,9 @@
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
 //                      (baseline) vs co_await in poll and host-callback modes (inline executor);
+//                      poll-yieldY-capC: reactor_options::yield_for = Y us, max_sleep = C us (the
+//                      trade-off of the default's tail against CPU while waits are pending;
+//                      cpu_fraction column: process CPU / wall over that run).
 //                      poll-spin: the reactor keeps busy-polling while waits are pending
 //                      (reactor_options::spin_iterations = 200000) instead of backing off to sleeps.
 //                      callback-spin: host-callback mode on that latency-tuned reactor (the callback
@@ -521,6 +524,32 @@ int main(int argc, char** argv) {
     auto poll_spin = coro(completion_mode::poll, spin);
     auto cb = coro(completion_mode::host_callback, reactor_options{});
     auto cb_spin = coro(completion_mode::host_callback, spin);
+    // The poll-mode trade-off (issue 18): a time window of yields before any sleep
+    // (reactor_options::yield_for) and the sleep cap (max_sleep), against the await's tail and the
+    // CPU the process burns while the 50 us waits are pending (process CPU time / wall time over
+    // the run: the reactor thread's spinning and yielding, the waiter's own work included).
+    struct sweep_point {
+      std::string name;
+      std::vector<double> lat;
+      double cpu_fraction = 0;
+    };
+    std::vector<sweep_point> sweep;
+    auto process_cpu_s = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    };
+    for (int yield_us : {0, 200, 2000})
+      for (int cap_us : {1000, 100, 20}) {
+        reactor_options ro;
+        ro.yield_for = std::chrono::microseconds(yield_us);
+        ro.max_sleep = std::chrono::microseconds(cap_us);
+        const double c0 = process_cpu_s(), w0 = now_us();
+        sweep_point sp{"baton-await-poll-yield" + std::to_string(yield_us) + "-cap" + std::to_string(cap_us), {}, 0};
+        sp.lat = coro(completion_mode::poll, ro);
+        sp.cpu_fraction = (process_cpu_s() - c0) / ((now_us() - w0) * 1e-6);
+        sweep.push_back(std::move(sp));
+      }
     // The mechanism under callback mode: a bare cudaLaunchHostFunc whose function only stamps the
     // time (what any callback-based waiter pays before it can do anything).
     std::vector<double> raw_cb;
@@ -569,6 +598,10 @@ int main(int argc, char** argv) {
       add("baton-await-callback", cb, false);
       add("baton-await-callback-spin", cb_spin, false);
       add("cudaLaunchHostFunc", raw_cb, false);
+      for (const sweep_point& sp : sweep) {
+        add(sp.name.c_str(), sp.lat, false);
+        rows.back().extra = {{"cpu_fraction", bench::fmt(sp.cpu_fraction)}};
+      }
     }
   }
 

@@ -608,6 +608,39 @@ TEST(AsyncReactor, BacksOffWhileAWaitIsPending) {
   EXPECT_TRUE(done.load());
 }
 
+// reactor_options::yield_for: while a wait is pending the loop yields (no timed sleeps) until the
+// window since the last progress has passed, then backs off to sleeps as before; after a
+// completion the window starts again. Without it the same wait reaches the sleeps at once.
+TEST(AsyncReactor, YieldWindowKeepsThePendingWaitOutOfSleeps) {
+  inline_executor inl;
+  async::reactor_options o{64, 16, std::chrono::microseconds(1000), std::chrono::microseconds(8)};
+  o.yield_for = std::chrono::microseconds(400'000);
+  reactor r(o);
+  fake_event e;
+  std::thread waiter([&] { EXPECT_TRUE(async::sync_wait(status_after(r, e, inl)).ok()); });
+  ASSERT_TRUE(wait_until([&] { return r.stats().waiting == 1; }));
+  std::this_thread::sleep_for(50ms);  // well inside the window
+  EXPECT_EQ(r.stats().sleeps, 0u) << "a pending wait inside yield_for must not sleep";
+  e.complete();
+  waiter.join();
+  // A second wait outlives the window: the loop sleeps after it.
+  fake_event e2;
+  std::thread waiter2([&] { EXPECT_TRUE(async::sync_wait(status_after(r, e2, inl)).ok()); });
+  ASSERT_TRUE(wait_until([&] { return r.stats().waiting == 1; }));
+  ASSERT_TRUE(wait_until([&] { return r.stats().sleeps > 0; }, 5s)) << "sleeps resume after the window";
+  e2.complete();
+  waiter2.join();
+  // The same first wait without the window sleeps within 50 ms.
+  reactor plain(async::reactor_options{64, 16, std::chrono::microseconds(1000), std::chrono::microseconds(8)});
+  fake_event e3;
+  std::thread waiter3([&] { EXPECT_TRUE(async::sync_wait(status_after(plain, e3, inl)).ok()); });
+  ASSERT_TRUE(wait_until([&] { return plain.stats().waiting == 1; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_GT(plain.stats().sleeps, 0u);
+  e3.complete();
+  waiter3.join();
+}
+
 // Suspends a coroutine and hands its handle to another thread (which post()s it), like a
 // cudaLaunchHostFunc callback would.
 struct park {

@@ -10,7 +10,8 @@
 // poll every registered waiter once and drop the finished ones in one compacting pass: O(n) per
 // iteration, O(1) per completion. While nothing completes it backs off adaptively:
 //   spin_iterations busy polls (with a cpu pause) -> yield_iterations std::this_thread::yield()
-//   -> timed sleeps on a condition variable, min_sleep doubling up to max_sleep (~1 ms).
+//   (and, with yield_for, yields until that long since the last progress) -> timed sleeps on a
+//   condition variable, min_sleep doubling up to max_sleep (~1 ms).
 // Any completion, registration or post resets the backoff to spinning; a registration or post
 // also cuts a sleep short. A post announced with expect_post() (callback mode announces each
 // before cudaLaunchHostFunc) keeps the thread in that backoff too, so a latency-tuned reactor
@@ -65,6 +66,13 @@ struct reactor_options {
   std::uint32_t yield_iterations = 64;                       // yielding polls before sleeping
   std::chrono::microseconds max_sleep{1000};                 // cap of the growing sleep
   std::chrono::microseconds min_sleep{8};                    // addition: first sleep
+  // Keep yielding (no sleeps) until this long after the last progress, whatever yield_iterations
+  // says: a wait that ends within the window is seen within a yield, not a sleep step (the p99 of
+  // an await is set by the sleep step it lands in). The cost: a core busy while waits are pending
+  // and nothing completes, up to the window; an idle reactor (nothing registered) still blocks.
+  // 0: off (iterations only). The trade-off against latency is measured by bench/async_bench.cu
+  // (await-latency rows poll-yieldT).
+  std::chrono::microseconds yield_for{0};
 };
 
 struct reactor_stats {
@@ -250,6 +258,7 @@ class reactor {
     std::vector<posted> posts;
     std::uint64_t polls = 0, sleeps = 0, idle_waits = 0, iterations = 0;
     std::uint32_t idle = 0;
+    std::chrono::steady_clock::time_point idle_since{};  // when the current run of idle iterations began
     auto sleep_for = opts_.min_sleep;
     const std::uint64_t spin_end = opts_.spin_iterations;
     const std::uint64_t yield_end = spin_end + opts_.yield_iterations;
@@ -316,10 +325,11 @@ class reactor {
         }
         continue;
       }
-      ++idle;
+      if (++idle == 1 && opts_.yield_for.count() > 0) idle_since = std::chrono::steady_clock::now();
       if (idle <= spin_end) {
         detail::cpu_relax();
-      } else if (idle <= yield_end) {
+      } else if (idle <= yield_end ||
+                 (opts_.yield_for.count() > 0 && std::chrono::steady_clock::now() - idle_since < opts_.yield_for)) {
         std::this_thread::yield();
       } else {
         std::unique_lock<std::mutex> lk(m_);
