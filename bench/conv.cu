@@ -98,7 +98,7 @@ struct Layer {
 
 struct Args {
   std::string workload = "resnet38";
-  ops::conv_block block = ops::conv_block::resnet_basic;
+  ops::ConvBlock block = ops::ConvBlock::resnet_basic;
   std::vector<int> batch;
   std::vector<Layer> layers;
   int reps = 50, iters = 20, warmup = 5;
@@ -142,8 +142,8 @@ bool parse_args(int argc, char** argv, Args& a) {
     if (!(v = need(i))) return false;
     if (k == "--workload") a.workload = v;
     else if (k == "--block") {
-      if (std::string(v) == "resnet") a.block = ops::conv_block::resnet_basic;
-      else if (std::string(v) == "vgg") a.block = ops::conv_block::vgg_pair;
+      if (std::string(v) == "resnet") a.block = ops::ConvBlock::resnet_basic;
+      else if (std::string(v) == "vgg") a.block = ops::ConvBlock::vgg_pair;
       else return std::fprintf(stderr, "baton_bench_conv: --block resnet|vgg, got '%s'\n", v), false;
     } else if (k == "--batch") {
       a.batch.clear();
@@ -177,11 +177,11 @@ bool parse_args(int argc, char** argv, Args& a) {
     else return std::fprintf(stderr, "baton_bench_conv: unknown option %s (--help)\n", k.c_str()), false;
   }
   if (a.workload == "resnet38") {
-    a.block = ops::conv_block::resnet_basic;
+    a.block = ops::ConvBlock::resnet_basic;
     if (a.layers.empty()) a.layers = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
     if (a.batch.empty()) a.batch = {1, 2, 4, 8, 16, 32};
   } else if (a.workload == "vgg19") {
-    a.block = ops::conv_block::vgg_pair;
+    a.block = ops::ConvBlock::vgg_pair;
     if (a.layers.empty()) a.layers = {{64, 224}, {128, 112}, {256, 56}, {512, 28}, {512, 14}};
     if (a.batch.empty()) a.batch = {1, 2, 4, 8, 16};
   } else if (a.workload == "custom") {
@@ -237,7 +237,7 @@ int run(const Args& a) {
       fill_bf16<<<1024, 256, 0, stream>>>(bf(w2), nw2, 3, 2.0f / std::sqrt(9.0f * s.k));
       fill_bf16<<<64, 256, 0, stream>>>(bf(b1), size_t(s.k), 4, 0.2f);
       fill_bf16<<<64, 256, 0, stream>>>(bf(b2), size_t(s.k), 5, 0.2f);
-      const bool residual = s.block == ops::conv_block::resnet_basic;
+      const bool residual = s.block == ops::ConvBlock::resnet_basic;
       conv_ref_kernel<<<4096, 256, 0, stream>>>(bf(x), nullptr, bf(w1), bf(b1), nullptr, static_cast<float*>(yref.data()),
                                                 s.n, s.h, s.w, s.c, s.k, true);
       conv_ref_kernel<<<4096, 256, 0, stream>>>(nullptr, static_cast<float*>(yref.data()), bf(w2), bf(b2),
@@ -311,19 +311,19 @@ int run(const Args& a) {
         const ops::ConvChainPlan& p = chain.plan();
         r.extra = {{"policy", ops::to_string(p.policy)},
                    {"split_k", std::to_string(p.split_k1) + "/" + std::to_string(p.split_k2)},
-                   {"launch", p.policy == ops::conv_policy::none ? ops::to_string(p.launch) : "pdl"}};
+                   {"launch", p.policy == ops::ConvChainPolicy::none ? ops::to_string(p.launch) : "pdl"}};
         all_ok = all_ok && correct;
         rows.push_back(r);
         std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), variant.c_str(), stt.median, correct ? "ok" : "WRONG");
         std::fflush(stdout);
       };
       ops::ConvChainRunOptions none_serial, none_pdl, tile, kblock, tuned;
-      none_serial.plan.policy = ops::conv_policy::none;
+      none_serial.plan.policy = ops::ConvChainPolicy::none;
       none_serial.plan.launch = ops::ConvLaunch::serial;
-      none_pdl.plan.policy = ops::conv_policy::none;
+      none_pdl.plan.policy = ops::ConvChainPolicy::none;
       none_pdl.plan.launch = ops::ConvLaunch::pdl;
-      tile.plan.policy = ops::conv_policy::tile;
-      kblock.plan.policy = ops::conv_policy::kblock;
+      tile.plan.policy = ops::ConvChainPolicy::tile;
+      kblock.plan.policy = ops::ConvChainPolicy::kblock;
       tuned.tune = true;
       measure("cutlass-stream", none_serial, false, true);
       measure("cutlass-graph", none_serial, true, true);

@@ -161,7 +161,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   if (c.args.split1 > 0) plan_opts.gemm1.split_k = c.args.split1;
   if (c.args.split2 > 0) plan_opts.gemm2.split_k = c.args.split2;
   if (c.args.group_m > 0) plan_opts.group_m = c.args.group_m;
-  const auto auto_plan = ops::plan_mlp({m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu},
+  const auto auto_plan = ops::plan_mlp({m, p.h, p.f, p.swiglu ? ops::Activation::swiglu : ops::Activation::gelu},
                                        c.num_sms, plan_opts);
   const std::string auto_policy = auto_plan.ok() ? ops::to_string(auto_plan.value().policy) : "?";
 
@@ -183,13 +183,13 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     v.baseline = true;
     v.name = "cutlass-stream";
     v.graph = false;
-    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.serial, launch_schedule::serial); };
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.serial, LaunchSchedule::serial); };
     vs.push_back(v);
     v.name = "cutlass-graph";
     v.graph = true;
     vs.push_back(v);
     v.name = "cutlass-pdl-graph";
-    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, launch_schedule::pdl); };
+    v.enqueue = [&] { return launch_chain(plain.chain, c.stream, plain.pdl, LaunchSchedule::pdl); };
     vs.push_back(v);
     v.name = "cutlass-streamk-graph";
     v.enqueue = [&] { return streamk.enqueue(c.stream); };
@@ -394,7 +394,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                                                   [&](BatonMlp<HandRow>& b) { return b.enqueue(c.stream); });
     if (!st.ok()) std::fprintf(stderr, "error: timeline: %s\n", st.to_string().c_str());
     st = write_timeline<PlainMlp>(c, p, base + "-cutlass-pdl.json", "cutlass-pdl", [&](PlainMlp& b) {
-      return launch_chain(b.chain, c.stream, b.pdl, launch_schedule::pdl);
+      return launch_chain(b.chain, c.stream, b.pdl, LaunchSchedule::pdl);
     });
     if (!st.ok()) std::fprintf(stderr, "error: timeline (cutlass-pdl): %s\n", st.to_string().c_str());
   }

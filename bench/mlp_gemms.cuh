@@ -206,7 +206,7 @@ class UniversalGemm {
                                                                                 cudaStream_t stream);  // mlp_streamk_plain.cu
 
 // The kernel set of baton::ops::Mlp: the library's (baton::mlp_kernels).
-template <baton::ops::activation A>
+template <baton::ops::Activation A>
 using OpKernels = baton::ops::mlp_kernels::Compiled<A>;
 
 }  // namespace baton_bench::mlp

@@ -210,13 +210,13 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
   struct Variant {
     std::string name;
     const std::vector<StageLaunch>* l;
-    launch_schedule sched;
+    LaunchSchedule sched;
     bool baseline;
   };
-  std::vector<Variant> variants{{"pdl-graph-nosync", &nosync_pdl_l, launch_schedule::pdl, true},
-                                {"graph-nosync", &nosync_l, launch_schedule::serial, true},
-                                {"baton-tile", &sync_l, launch_schedule::pdl, false},
-                                {"baton-tile-serial", &sync_l, launch_schedule::serial, false}};
+  std::vector<Variant> variants{{"pdl-graph-nosync", &nosync_pdl_l, LaunchSchedule::pdl, true},
+                                {"graph-nosync", &nosync_l, LaunchSchedule::serial, true},
+                                {"baton-tile", &sync_l, LaunchSchedule::pdl, false},
+                                {"baton-tile-serial", &sync_l, LaunchSchedule::serial, false}};
   const double bytes = double(N) * double(elems) * 4.0 * 2.0;
   const double floor_us = bytes / 4.3e12 * 1e6;
   const std::string shape = "stages=" + std::to_string(N) + ";tiles=" + std::to_string((N - 1) * T) +
@@ -265,7 +265,7 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
     rows.push_back(r);
   }
   if (traced) {  // one more baton-tile run, its timeline written as Perfetto JSON
-    CHECK(launch_chain(su.chain, stream, sync_l, launch_schedule::pdl));
+    CHECK(launch_chain(su.chain, stream, sync_l, LaunchSchedule::pdl));
     CHECK(check_errors(su.chain, ws, stream));
     std::vector<std::vector<TileEvent>> ev(static_cast<size_t>(N), std::vector<TileEvent>(static_cast<size_t>(T)));
     for (int i = 0; i < N; ++i)

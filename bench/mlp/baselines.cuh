@@ -110,7 +110,7 @@ struct WideMlp {
     launches = {l1.value(), l2.value()};
     return {};
   }
-  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain, stream, launches, launch_schedule::serial); }
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain, stream, launches, LaunchSchedule::serial); }
 };
 
 // cuBLASLt: column-major view. Y^T [F, M] = op(W1) X^T with W1 stored [F, H] row-major, i.e. an

@@ -26,11 +26,11 @@ constexpr uint64_t kWatchdogNs = 2'000'000'000ull;  // a sync bug reports instea
 template <class P, bool Generated>
 P make_policy(const Problem& p, Grid g1, const footprint::GemmA& fp) {
   if constexpr (Generated && std::is_same_v<P, KBlock>)
-    return p.swiglu ? ops::mlp_kernels::kblock_policy<ops::activation::swiglu>(p.m, p.h, p.f)
-                    : ops::mlp_kernels::kblock_policy<ops::activation::gelu>(p.m, p.h, p.f);
+    return p.swiglu ? ops::mlp_kernels::kblock_policy<ops::Activation::swiglu>(p.m, p.h, p.f)
+                    : ops::mlp_kernels::kblock_policy<ops::Activation::gelu>(p.m, p.h, p.f);
   else if constexpr (Generated && std::is_same_v<P, Row>)
-    return p.swiglu ? ops::mlp_kernels::row_policy<ops::activation::swiglu>(p.m, p.h, p.f)
-                    : ops::mlp_kernels::row_policy<ops::activation::gelu>(p.m, p.h, p.f);
+    return p.swiglu ? ops::mlp_kernels::row_policy<ops::Activation::swiglu>(p.m, p.h, p.f)
+                    : ops::mlp_kernels::row_policy<ops::Activation::gelu>(p.m, p.h, p.f);
   else
     return P{g1, fp};
 }
@@ -66,7 +66,7 @@ struct BatonMlp {
     launches = {l1.value(), l2.value()};
     return {};
   }
-  [[nodiscard]] status enqueue(cudaStream_t s) { return launch_chain(chain, s, launches, launch_schedule::pdl); }
+  [[nodiscard]] status enqueue(cudaStream_t s) { return launch_chain(chain, s, launches, LaunchSchedule::pdl); }
   [[nodiscard]] status errors(cudaStream_t s) { return check_errors(chain, ws.data(), s); }
 };
 
@@ -91,8 +91,8 @@ inline ops::MlpOptions op_options(const Args& a) {
 }
 
 struct OpMlp {
-  std::unique_ptr<ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>> gelu;
-  std::unique_ptr<ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>> swiglu;
+  std::unique_ptr<ops::Mlp<ops::Activation::gelu, OpKernels<ops::Activation::gelu>>> gelu;
+  std::unique_ptr<ops::Mlp<ops::Activation::swiglu, OpKernels<ops::Activation::swiglu>>> swiglu;
   // tune = false: what create() gives a user with default options (the bench's baton-plan).
   [[nodiscard]] status build(const Problem& p, const Args& a, int sms, cudaStream_t stream, bool tune = true) {
     ops::MlpRunOptions o;
@@ -102,13 +102,13 @@ struct OpMlp {
     o.watchdog_ns = kWatchdogNs;
     o.tune = tune;  // per-shape: times the candidate plans, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
-    const ops::MlpShape shape{p.m, p.h, p.f, p.swiglu ? ops::activation::swiglu : ops::activation::gelu};
+    const ops::MlpShape shape{p.m, p.h, p.f, p.swiglu ? ops::Activation::swiglu : ops::Activation::gelu};
     if (p.swiglu) {
-      auto m = ops::Mlp<ops::activation::swiglu, OpKernels<ops::activation::swiglu>>::create(shape, t, stream, o);
+      auto m = ops::Mlp<ops::Activation::swiglu, OpKernels<ops::Activation::swiglu>>::create(shape, t, stream, o);
       if (!m.ok()) return m.error();
       swiglu = std::move(m.value());
     } else {
-      auto m = ops::Mlp<ops::activation::gelu, OpKernels<ops::activation::gelu>>::create(shape, t, stream, o);
+      auto m = ops::Mlp<ops::Activation::gelu, OpKernels<ops::Activation::gelu>>::create(shape, t, stream, o);
       if (!m.ok()) return m.error();
       gelu = std::move(m.value());
     }

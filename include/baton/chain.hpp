@@ -281,8 +281,8 @@ class Chain {
 
   // Turns a device error record into a status naming stage, tile, edge, semaphore and values.
   [[nodiscard]] status error_status(const ErrorRecord& r) const {
-    if (r.code == uint32_t(device_error::none)) return {};
-    if (r.code == uint32_t(device_error::aborted))
+    if (r.code == uint32_t(DeviceError::none)) return {};
+    if (r.code == uint32_t(DeviceError::aborted))
       return status(errc::deadlock, "chain aborted by the host (deadlock detector)");
     std::string stage = r.stage < uint32_t(num_stages()) ? "'" + stages_[r.stage].name + "'" : std::to_string(r.stage);
     std::string edge = r.edge < uint32_t(num_edges()) ? edge_name(int(r.edge)) : "edge " + std::to_string(r.edge);

@@ -126,15 +126,16 @@ namespace detail {
 }
 }  // namespace detail
 
-enum class launch_schedule {
+enum class LaunchSchedule {
   pdl,     // stages 1.. launched with programmatic stream serialization: they overlap
   serial,  // every stage waits for the previous one to finish (debugging, overhead measurement)
 };
+using launch_schedule [[deprecated("renamed LaunchSchedule, docs/naming.md")]] = LaunchSchedule;
 
 // Launches every stage of `chain` on `stream` (with PDL unless `sched` is serial). Capturable in
 // a CUDA graph.
 [[nodiscard]] inline status launch_chain(Chain& chain, cudaStream_t stream, const std::vector<StageLaunch>& launches,
-                                         launch_schedule sched = launch_schedule::pdl) {
+                                         LaunchSchedule sched = LaunchSchedule::pdl) {
   BATON_TRY(detail::check_launches(chain, launches));
   for (int i = 0; i < chain.num_stages(); ++i) {
     const auto& l = launches[size_t(i)];
@@ -146,7 +147,7 @@ enum class launch_schedule {
     cfg.blockDim = l.block;
     cfg.dynamicSmemBytes = l.smem;
     cfg.stream = stream;
-    const bool pdl = i > 0 && sched == launch_schedule::pdl;  // stage 0 waits for everything before it
+    const bool pdl = i > 0 && sched == LaunchSchedule::pdl;  // stage 0 waits for everything before it
     cfg.attrs = pdl ? attr : nullptr;
     cfg.numAttrs = pdl ? 1 : 0;
     BATON_TRY(cuda_status(l.launch(cfg), "launching stage " + std::to_string(i) + " '" + chain.stage(i).name + "'"));

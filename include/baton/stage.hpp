@@ -141,7 +141,7 @@ BATON_HOST_DEVICE void report_watchdog(const WaitSite& site, uint32_t target, ui
     e->expected = target;
     e->seen = seen;
     e->epoch = site.epoch;
-    device::store_release_gpu(&e->code, uint32_t(device_error::watchdog));
+    device::store_release_gpu(&e->code, uint32_t(DeviceError::watchdog));
   }
 }
 

@@ -30,8 +30,8 @@ int main() {
   cudaMemcpy(dw2, w2.data(), w2.size() * sizeof(bf16), cudaMemcpyHostToDevice);
   cudaStream_t stream;
   cudaStreamCreate(&stream);
-  using Mlp = baton::ops::CompiledMlp<baton::ops::activation::gelu>;
-  auto mlp = Mlp::create({.m = m, .hidden = h, .ffn = f, .act = baton::ops::activation::gelu}, {dx, dw1, dw2, dy, dz}, stream);
+  using Mlp = baton::ops::CompiledMlp<baton::ops::Activation::gelu>;
+  auto mlp = Mlp::create({.m = m, .hidden = h, .ffn = f, .act = baton::ops::Activation::gelu}, {dx, dw1, dw2, dy, dz}, stream);
   if (!mlp.ok()) return std::printf("create: %s\n", mlp.error().to_string().c_str()), 1;
   if (baton::status s = mlp.value()->enqueue(stream); !s.ok()) return std::printf("enqueue: %s\n", s.to_string().c_str()), 1;
   if (baton::status s = mlp.value()->check_errors(stream); !s.ok()) return std::printf("run: %s\n", s.to_string().c_str()), 1;

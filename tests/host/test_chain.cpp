@@ -209,7 +209,7 @@ TEST(Chain, ErrorStatusNamesEverything) {
   (void)c.add_edge(a, b, TP{g, {}}, deps::one_to_one(g));
   ErrorRecord r{};
   EXPECT_TRUE(c.error_status(r).ok());
-  r.code = uint32_t(device_error::watchdog);
+  r.code = uint32_t(DeviceError::watchdog);
   r.stage = 1;
   r.tile_m = 1;
   r.tile_n = 0;
@@ -222,7 +222,7 @@ TEST(Chain, ErrorStatusNamesEverything) {
   expect_error(c.error_status(r), errc::watchdog_timeout,
                "stage 1 'gemm2' tile (1,0,0) k-block 3 waited on semaphore 2 of edge 0 'gemm1' -> 'gemm2': "
                "expected >= 10, seen 9, epoch 4");
-  r.code = uint32_t(device_error::aborted);
+  r.code = uint32_t(DeviceError::aborted);
   EXPECT_EQ(c.error_status(r).code(), errc::deadlock);
 }
 

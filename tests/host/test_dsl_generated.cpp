@@ -83,9 +83,9 @@ TEST(BatoncGenerated, TheMlpOpsHandWrittenPoliciesAreSoundAgainstItsDescription)
     baton_gen::mlp::Params p;
     p.M = m;
     ops::MlpOptions o;
-    o.policy = ops::mlp_policy::row;
+    o.policy = ops::MlpPolicy::row;
     o.gemm1.split_k = o.gemm2.split_k = 1;
-    auto plan = ops::plan_mlp(ops::MlpShape{m, p.H, p.F, ops::activation::gelu}, 132, o);
+    auto plan = ops::plan_mlp(ops::MlpShape{m, p.H, p.F, ops::Activation::gelu}, 132, o);
     ASSERT_TRUE(plan.ok()) << plan.error().to_string();
     EXPECT_EQ(plan.value().gemm1, baton_gen::mlp::gemm1_grid(p));
     EXPECT_EQ(plan.value().gemm2, baton_gen::mlp::gemm2_grid(p));

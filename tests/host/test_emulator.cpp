@@ -663,7 +663,7 @@ TEST(EmulatorDeadlock, ConsumerFirstWithoutCoSchedulingDeadlocksAndIsReported) {
   EXPECT_EQ(fx->failed_waits.load(), 2);         // their waits returned false
   // The abort is in the workspace's error record, as the device would see it.
   const baton::ErrorRecord rec = read_record(fx->ws);
-  EXPECT_EQ(rec.code, uint32_t(baton::device_error::aborted));
+  EXPECT_EQ(rec.code, uint32_t(baton::DeviceError::aborted));
   EXPECT_EQ(fx->chain.error_status(rec).code(), errc::deadlock);
   // The workspace is poisoned until re-initialized.
   baton::status again = em.run_iteration(fx->chain, fx->ws, launches);
@@ -824,7 +824,7 @@ TEST(EmulatorWatchdog, NeverPostedSemaphoreNamesStageTileAndSemaphore) {
   ASSERT_EQ(s.code(), errc::watchdog_timeout) << s.to_string();
   EXPECT_FALSE(em.last_stats().deadlock);
   const baton::ErrorRecord rec = read_record(fx->ws);
-  EXPECT_EQ(rec.code, uint32_t(baton::device_error::watchdog));
+  EXPECT_EQ(rec.code, uint32_t(baton::DeviceError::watchdog));
   EXPECT_EQ(rec.stage, 1u);
   EXPECT_EQ(rec.edge, 0u);
   EXPECT_EQ(int(rec.semaphore), fx->G.linear(Tile{rec.tile_m, rec.tile_n, rec.tile_z}));

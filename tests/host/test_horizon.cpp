@@ -298,7 +298,7 @@ TEST(HorizonEmulator, WatchdogNamesTheStuckWaitAndReleasesTheLoadThread) {
   EXPECT_LT(s_elapsed, 2.0);
   EXPECT_EQ(word.failed, 1u);
   EXPECT_EQ(word.ready, uint32_t(policy.k_blocks()));
-  EXPECT_EQ(rec.code, uint32_t(baton::device_error::watchdog));
+  EXPECT_EQ(rec.code, uint32_t(baton::DeviceError::watchdog));
   EXPECT_EQ(rec.stage, 1u);
   EXPECT_EQ(rec.tile_m, 0);
   EXPECT_EQ(rec.tile_n, 1);
@@ -320,7 +320,7 @@ TEST(HorizonEmulator, ChainErrorReleasesTheLoadThread) {
   std::thread sync([&] { baton::run_sync_lanes<32>(t, &word, 0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(std::atomic_ref<uint32_t>(word.ready).load(), 0u);  // nothing posted: nothing proven
-  std::atomic_ref<uint32_t>(rec.code).store(uint32_t(baton::device_error::watchdog));
+  std::atomic_ref<uint32_t>(rec.code).store(uint32_t(baton::DeviceError::watchdog));
   HorizonWaits w{&word.ready};
   w.wait(policy.k_blocks() - 1);
   sync.join();

@@ -32,11 +32,11 @@
 namespace {
 
 using namespace baton;
-using ops::conv_block;
-using ops::conv_policy;
+using ops::ConvBlock;
+using ops::ConvChainPolicy;
 namespace gen = baton::ops::conv_gen;
 
-ops::ConvChainShape resnet(int n, int h, int w, int c) { return {n, h, w, c, c, conv_block::resnet_basic}; }
+ops::ConvChainShape resnet(int n, int h, int w, int c) { return {n, h, w, c, c, ConvBlock::resnet_basic}; }
 
 // ---- validation -----------------------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ TEST(ConvChainPlan, RefusesWhatTheKernelsCannotTake) {
   };
   const Bad cases[] = {
       {with([](auto& s) { s.c = s.k = 12; }), errc::not_supported, "multiples of 8"},
-      {with([](auto& s) { s.block = conv_block::vgg_pair; s.k = 20; }), errc::not_supported, "multiples of 8"},
+      {with([](auto& s) { s.block = ConvBlock::vgg_pair; s.k = 20; }), errc::not_supported, "multiples of 8"},
       {with([](auto& s) { s.stride = 2; }), errc::not_supported, "stride 1, pad 1"},
       {with([](auto& s) { s.pad = 0; }), errc::not_supported, "stride 1, pad 1"},
       {with([](auto& s) { s.k = 128; }), errc::invalid_argument, "c must equal k"},
@@ -68,7 +68,7 @@ TEST(ConvChainPlan, RefusesWhatTheKernelsCannotTake) {
     EXPECT_NE(st.to_string().find(b.s.str()), std::string::npos) << "the message names the shape: " << st.to_string();
     EXPECT_FALSE(ops::plan_conv_chain(b.s, 132).ok());
   }
-  EXPECT_TRUE(ops::validate_conv_chain({1, 7, 7, 8, 40, conv_block::vgg_pair}).ok());
+  EXPECT_TRUE(ops::validate_conv_chain({1, 7, 7, 8, 40, ConvBlock::vgg_pair}).ok());
 }
 
 TEST(ConvChainPlan, RequestsAreCheckedAndKept) {
@@ -85,19 +85,19 @@ TEST(ConvChainPlan, RequestsAreCheckedAndKept) {
   o.group_m = 0;
   EXPECT_FALSE(ops::plan_conv_chain(s, 132, o).ok());
   o = {};
-  o.policy = conv_policy::kblock;
+  o.policy = ConvChainPolicy::kblock;
   o.launch = ops::ConvLaunch::serial;
   p = ops::plan_conv_chain(s, 132, o);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().to_string().find("launch is for policy none"), std::string::npos);
   o = {};
-  o.policy = conv_policy::tile;
+  o.policy = ConvChainPolicy::tile;
   o.split_k1 = 5;
   o.split_k2 = 2;
   o.group_m = 3;
   p = ops::plan_conv_chain(s, 132, o);
   ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_EQ(p.value().policy, conv_policy::tile);
+  EXPECT_EQ(p.value().policy, ConvChainPolicy::tile);
   EXPECT_EQ(p.value().split_k1, 5);
   EXPECT_EQ(p.value().split_k2, 2);
   EXPECT_EQ(p.value().group_m, 3);
@@ -136,18 +136,18 @@ TEST(ConvChainPlan, WaitsWhileConv2FitsOneWave) {
   // ResNet 64@56, batch 1: 25 tiles (x 3 split parts = 75 CTAs): per-k-block halo waits.
   auto p = ops::plan_conv_chain(resnet(1, 56, 56, 64), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().policy, conv_policy::kblock) << p.value().log_line();
+  EXPECT_EQ(p.value().policy, ConvChainPolicy::kblock) << p.value().log_line();
   // Batch 32: 784 tiles, several waves: no semaphores, conv2 PDL-launched.
   p = ops::plan_conv_chain(resnet(32, 56, 56, 64), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().policy, conv_policy::none) << p.value().log_line();
+  EXPECT_EQ(p.value().policy, ConvChainPolicy::none) << p.value().log_line();
   EXPECT_EQ(p.value().launch, ops::ConvLaunch::pdl);
   // Asked policies are kept whatever the waves.
   ops::ConvChainOptions o;
-  o.policy = conv_policy::tile;
+  o.policy = ConvChainPolicy::tile;
   p = ops::plan_conv_chain(resnet(32, 56, 56, 64), 132, o);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().policy, conv_policy::tile);
+  EXPECT_EQ(p.value().policy, ConvChainPolicy::tile);
 }
 
 // ---- the op's chain in the emulator ------------------------------------------------------------
@@ -292,7 +292,7 @@ TEST(ConvChainEmulator, KBlockWaitsSplitK) { run_conv_chain(resnet(1, 28, 28, 64
 TEST(ConvChainEmulator, TileWaitsSplitK) { run_conv_chain(resnet(1, 28, 28, 64), op_policy(resnet(1, 28, 28, 64), false), 4, 34, 20); }
 // A grouped order (bands of 2 rows of tiles) and a VGG pair with k != c.
 TEST(ConvChainEmulator, KBlockWaitsGroupedOrderVgg) {
-  const ops::ConvChainShape s{1, 20, 20, 8, 128, conv_block::vgg_pair};
+  const ops::ConvChainShape s{1, 20, 20, 8, 128, ConvBlock::vgg_pair};
   run_conv_chain(s, op_policy(s, true), 2, 35, 20, 2);
 }
 // 1x1 images: only the centre tap reads anything.

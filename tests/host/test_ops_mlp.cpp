@@ -11,8 +11,8 @@
 
 namespace {
 
-using baton::ops::activation;
-using baton::ops::mlp_policy;
+using baton::ops::Activation;
+using baton::ops::MlpPolicy;
 using baton::ops::MlpPlan;
 using baton::ops::GemmOperands;
 using baton::ops::Gemm2Launch;
@@ -20,26 +20,26 @@ using baton::ops::MlpShape;
 using baton::ops::plan_mlp;
 
 TEST(OpsMlpPlan, RejectsBadShapesWithTheReason) {
-  auto bad = plan_mlp(MlpShape{0, 8192, 2752, activation::swiglu}, 132);
+  auto bad = plan_mlp(MlpShape{0, 8192, 2752, Activation::swiglu}, 132);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), baton::errc::invalid_argument);
   EXPECT_NE(bad.error().message().find("m=0"), std::string::npos) << bad.error().message();
-  auto odd = plan_mlp(MlpShape{16, 8190, 2752, activation::gelu}, 132);
+  auto odd = plan_mlp(MlpShape{16, 8190, 2752, Activation::gelu}, 132);
   ASSERT_FALSE(odd.ok());
   EXPECT_EQ(odd.error().code(), baton::errc::not_supported);
   EXPECT_NE(odd.error().message().find("multiples of 8"), std::string::npos) << odd.error().message();
-  auto sms = plan_mlp(MlpShape{16, 8192, 2752, activation::gelu}, 0);
+  auto sms = plan_mlp(MlpShape{16, 8192, 2752, Activation::gelu}, 0);
   ASSERT_FALSE(sms.ok());
   baton::ops::MlpOptions too_many;
   too_many.gemm1.split_k = 1000;
-  auto split = plan_mlp(MlpShape{16, 8192, 2752, activation::gelu}, 132, too_many);
+  auto split = plan_mlp(MlpShape{16, 8192, 2752, Activation::gelu}, 132, too_many);
   ASSERT_FALSE(split.ok());
   EXPECT_NE(split.error().message().find("gemm1 split_k 1000 must be in [1, 128]"), std::string::npos) << split.error().message();
 }
 
 TEST(OpsMlpPlan, RaggedShapesArePlanned) {
   for (int m : {1, 17, 200, 1000}) {
-    auto p = plan_mlp(MlpShape{m, 1032, 344, activation::swiglu}, 132);  // H, F not multiples of the tile
+    auto p = plan_mlp(MlpShape{m, 1032, 344, Activation::swiglu}, 132);  // H, F not multiples of the tile
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_EQ(p.value().gemm1.m, (m + 127) / 128);
     const int t1 = p.value().form1.tile, t2 = p.value().form2.tile;
@@ -50,13 +50,13 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
 }
 
 TEST(OpsMlpPlan, DecodeSplitsAndSkipsOverlap) {
-  auto p = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132);
+  auto p = plan_mlp(MlpShape{1, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().form1.tile, 96);  // decode: 128x96 tiles (measured, run 24), 6144 / 96 = 64 of them
   EXPECT_EQ(p.value().form1.split_k, baton::choose_split_k(64, 192, 132));
   EXPECT_GT(p.value().form1.split_k, 1);
   EXPECT_TRUE((p.value().launch == Gemm2Launch::pdl));  // 64 x 2 CTAs: one wave, GEMM2 PDL-launched
-  EXPECT_EQ(p.value().policy, mlp_policy::none);
+  EXPECT_EQ(p.value().policy, MlpPolicy::none);
   EXPECT_EQ(p.value().group_m, 1);  // one row of tiles
   const std::string line = p.value().log_line();
   EXPECT_NE(line.find("baton::ops::mlp m=1 h=12288 f=6144 gelu: policy none, split-K"), std::string::npos) << line;
@@ -64,9 +64,9 @@ TEST(OpsMlpPlan, DecodeSplitsAndSkipsOverlap) {
 }
 
 TEST(OpsMlpPlan, PrefillNeitherSplitsNorOverlaps) {
-  auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
+  auto p = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().policy, mlp_policy::none);  // measured: waits lose to plain launches on the H200
+  EXPECT_EQ(p.value().policy, MlpPolicy::none);  // measured: waits lose to plain launches on the H200
   EXPECT_EQ(p.value().group_m, 8);
   EXPECT_EQ(p.value().form1.split_k, 1);
   EXPECT_EQ(p.value().form2.split_k, 1);
@@ -74,12 +74,12 @@ TEST(OpsMlpPlan, PrefillNeitherSplitsNorOverlaps) {
 
 TEST(OpsMlpPlan, CallerPolicyWins) {
   baton::ops::MlpOptions o;
-  o.policy = mlp_policy::kblock;
+  o.policy = MlpPolicy::kblock;
   o.gemm1.split_k = 2;
   o.gemm2.split_k = 3;
-  auto p = plan_mlp(MlpShape{64, 8192, 2752, activation::swiglu}, 132, o);
+  auto p = plan_mlp(MlpShape{64, 8192, 2752, Activation::swiglu}, 132, o);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().policy, mlp_policy::kblock);
+  EXPECT_EQ(p.value().policy, MlpPolicy::kblock);
   EXPECT_EQ(p.value().form1.split_k, 2);
   EXPECT_EQ(p.value().form2.split_k, 3);
   EXPECT_NE(p.value().reason.find("caller"), std::string::npos);
@@ -92,22 +92,22 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
 TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) {
   struct Want {
     int m, h, f;
-    activation act;
+    Activation act;
     std::vector<std::array<int, 4>> ok;
   };
   const Want wants[] = {
-      Want{1, 12288, 6144, activation::gelu, {{96, 2, 96, 1}, {96, 2, 128, 1}, {96, 2, 192, 2}, {128, 2, 96, 1}, {128, 2, 128, 1}}},
-      Want{128, 12288, 6144, activation::gelu, {{96, 2, 96, 1}, {96, 2, 128, 1}, {128, 2, 96, 1}}},
-      Want{200, 12288, 6144, activation::gelu, {{96, 1, 96, 1}, {96, 1, 192, 1}}},
-      Want{512, 12288, 6144, activation::gelu, {{192, 1, 192, 1}}},
-      Want{2048, 12288, 6144, activation::gelu, {{192, 1, 192, 1}, {192, 1, 256, 1}, {256, 1, 128, 1}, {256, 1, 192, 1}, {256, 1, 256, 1}}},
-      Want{16, 8192, 2752, activation::swiglu, {{96, 2, 96, 1}, {96, 2, 128, 2}, {128, 3, 96, 1}}},
-      Want{256, 8192, 2752, activation::swiglu, {{96, 1, 128, 1}}},
-      Want{1000, 8192, 2752, activation::swiglu, {{128, 1, 128, 1}, {128, 1, 256, 1}, {192, 1, 256, 1}}},
-      Want{64, 4096, 11008, activation::swiglu, {{96, 1, 96, 3}, {192, 1, 96, 3}, {192, 1, 128, 4}, {256, 1, 96, 3}}},
-      Want{320, 4096, 11008, activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}}},
-      Want{4, 8192, 7168, activation::swiglu, {{128, 1, 96, 1}, {128, 1, 128, 2}, {128, 1, 192, 3}, {128, 1, 256, 4}, {192, 1, 96, 1}, {192, 1, 128, 2}, {192, 1, 192, 3}}},
-      Want{768, 8192, 7168, activation::swiglu, {{96, 1, 192, 1}}},
+      Want{1, 12288, 6144, Activation::gelu, {{96, 2, 96, 1}, {96, 2, 128, 1}, {96, 2, 192, 2}, {128, 2, 96, 1}, {128, 2, 128, 1}}},
+      Want{128, 12288, 6144, Activation::gelu, {{96, 2, 96, 1}, {96, 2, 128, 1}, {128, 2, 96, 1}}},
+      Want{200, 12288, 6144, Activation::gelu, {{96, 1, 96, 1}, {96, 1, 192, 1}}},
+      Want{512, 12288, 6144, Activation::gelu, {{192, 1, 192, 1}}},
+      Want{2048, 12288, 6144, Activation::gelu, {{192, 1, 192, 1}, {192, 1, 256, 1}, {256, 1, 128, 1}, {256, 1, 192, 1}, {256, 1, 256, 1}}},
+      Want{16, 8192, 2752, Activation::swiglu, {{96, 2, 96, 1}, {96, 2, 128, 2}, {128, 3, 96, 1}}},
+      Want{256, 8192, 2752, Activation::swiglu, {{96, 1, 128, 1}}},
+      Want{1000, 8192, 2752, Activation::swiglu, {{128, 1, 128, 1}, {128, 1, 256, 1}, {192, 1, 256, 1}}},
+      Want{64, 4096, 11008, Activation::swiglu, {{96, 1, 96, 3}, {192, 1, 96, 3}, {192, 1, 128, 4}, {256, 1, 96, 3}}},
+      Want{320, 4096, 11008, Activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}}},
+      Want{4, 8192, 7168, Activation::swiglu, {{128, 1, 96, 1}, {128, 1, 128, 2}, {128, 1, 192, 3}, {128, 1, 256, 4}, {192, 1, 96, 1}, {192, 1, 128, 2}, {192, 1, 192, 3}}},
+      Want{768, 8192, 7168, Activation::swiglu, {{96, 1, 192, 1}}},
   };
   for (const Want& w : wants) {
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
@@ -116,29 +116,29 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
     const std::array<int, 4> got{pl.form1.tile, pl.form1.split_k, pl.form2.tile, pl.form2.split_k};
     EXPECT_NE(std::find(w.ok.begin(), w.ok.end(), got), w.ok.end()) << pl.log_line();
     EXPECT_GT(pl.expected_us, 0.0) << pl.log_line();
-    const int n1 = w.act == activation::swiglu ? 2 * w.f : w.f;
+    const int n1 = w.act == Activation::swiglu ? 2 * w.f : w.f;
     EXPECT_FALSE((pl.form1.operands == GemmOperands::swapped)) << "m=" << w.m;  // off unless asked for
     EXPECT_EQ(pl.gemm1.n, (n1 + pl.form1.tile - 1) / pl.form1.tile);
     EXPECT_FALSE((pl.form2.operands == GemmOperands::swapped)) << "m=" << w.m;
     EXPECT_EQ(pl.gemm2.n, (w.h + pl.form2.tile - 1) / pl.form2.tile);
   }
-  auto p = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132);
+  auto p = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
   const std::string line = p.value().log_line();
   EXPECT_NE(line.find("tiles 128x256/128x256"), std::string::npos) << line;
   // The waits exist on 128x128 tiles only: a caller-chosen row or kblock policy keeps them.
   baton::ops::MlpOptions row;
-  row.policy = mlp_policy::row;
-  auto r = plan_mlp(MlpShape{2048, 12288, 6144, activation::gelu}, 132, row);
+  row.policy = MlpPolicy::row;
+  auto r = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132, row);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().form1.tile, 128);
   EXPECT_EQ(r.value().form2.tile, 128);
 }
 
 TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
-  const MlpShape s{512, 4096, 1024, activation::gelu};
+  const MlpShape s{512, 4096, 1024, Activation::gelu};
   baton::ops::MlpOptions o;
-  o.policy = mlp_policy::none;
+  o.policy = MlpPolicy::none;
   o.gemm1.tile = 256;
   o.gemm2.tile = 128;
   auto p = plan_mlp(s, 132, o);
@@ -154,7 +154,7 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_NE(e1.error().message().find("gemm2 tile width 160: the kernels have 96, 128, 192 and 256"), std::string::npos)
       << e1.error().message();
   baton::ops::MlpOptions waits = o;
-  waits.policy = mlp_policy::kblock;
+  waits.policy = MlpPolicy::kblock;
   auto e2 = plan_mlp(s, 132, waits);
   ASSERT_FALSE(e2.ok());
   EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
@@ -167,9 +167,9 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   ASSERT_TRUE(p3.ok()) << p3.error().to_string();
   EXPECT_EQ(p3.value().form1.split_k, 2);
   baton::ops::MlpOptions decode;
-  decode.policy = mlp_policy::none;
+  decode.policy = MlpPolicy::none;
   decode.gemm1.tile = decode.gemm2.tile = 256;
-  auto p4 = plan_mlp(MlpShape{1, 12288, 6144, activation::gelu}, 132, decode);
+  auto p4 = plan_mlp(MlpShape{1, 12288, 6144, Activation::gelu}, 132, decode);
   ASSERT_TRUE(p4.ok()) << p4.error().to_string();
   EXPECT_EQ(p4.value().gemm1.size(), 24);
   EXPECT_EQ(p4.value().gemm2.size(), 48);
@@ -187,10 +187,10 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
 // 128 x 96 tiles on request (policy none), with their own grid and split-K; refused with waits.
 TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   baton::ops::MlpOptions o;
-  o.policy = mlp_policy::none;
+  o.policy = MlpPolicy::none;
   o.gemm1.tile = o.gemm2.tile = baton::ops::kMlpNarrowTileN;
   // GPT-3 m = 256: 64 x 2 = 128 GEMM1 tiles (one wave on 132 SMs, no split), 128 x 2 GEMM2 tiles.
-  auto p = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, o);
+  auto p = plan_mlp(MlpShape{256, 12288, 6144, Activation::gelu}, 132, o);
   ASSERT_TRUE(p.ok()) << p.error().to_string();
   EXPECT_EQ(p.value().form1.tile, 96);
   EXPECT_EQ(p.value().gemm1.size(), 128);
@@ -198,7 +198,7 @@ TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   EXPECT_EQ(p.value().gemm2.size(), 256);
   EXPECT_NE(p.value().log_line().find("tiles 128x96/128x96"), std::string::npos) << p.value().log_line();
   // SwiGLU decode: 2F = 5504 computed columns in 58 tiles (the last one 32 wide), split over them.
-  auto q = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, o);
+  auto q = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, o);
   ASSERT_TRUE(q.ok()) << q.error().to_string();
   EXPECT_EQ(q.value().gemm1.size(), 58);
   EXPECT_EQ(q.value().gemm2.size(), 86);
@@ -206,18 +206,18 @@ TEST(OpsMlpPlan, NarrowTilesOnRequest) {
   EXPECT_LE(q.value().form1.split_k, 4);
   // Above m = 256 the automatic width never picks 96 in either preset (run 24: more waves).
   for (int m : {512, 1024, 2048})
-    for (const MlpShape& s : {MlpShape{m, 12288, 6144, activation::gelu}, MlpShape{m, 8192, 2752, activation::swiglu}}) {
+    for (const MlpShape& s : {MlpShape{m, 12288, 6144, Activation::gelu}, MlpShape{m, 8192, 2752, Activation::swiglu}}) {
       baton::ops::MlpOptions none;
-      none.policy = mlp_policy::none;
+      none.policy = MlpPolicy::none;
       auto a = plan_mlp(s, 132, none);
       ASSERT_TRUE(a.ok()) << a.error().to_string();
       EXPECT_NE(a.value().form1.tile, 96) << a.value().log_line();
       EXPECT_NE(a.value().form2.tile, 96) << a.value().log_line();
     }
   baton::ops::MlpOptions row = o;
-  row.policy = mlp_policy::row;
+  row.policy = MlpPolicy::row;
   row.gemm2.tile.reset();
-  auto e = plan_mlp(MlpShape{256, 12288, 6144, activation::gelu}, 132, row);
+  auto e = plan_mlp(MlpShape{256, 12288, 6144, Activation::gelu}, 132, row);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code(), baton::errc::not_supported);
   EXPECT_NE(e.error().message().find("need policy none"), std::string::npos) << e.error().message();
@@ -226,7 +226,7 @@ TEST(OpsMlpPlan, NarrowTilesOnRequest) {
 // GEMM2's launch with policy none: PDL when GEMM1's CTAs fit one wave, or as the caller says; row and
 // kblock chains are always PDL-launched. The log line says which.
 TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
-  const MlpShape decode{1, 12288, 6144, activation::gelu}, prefill{2048, 12288, 6144, activation::gelu};
+  const MlpShape decode{1, 12288, 6144, Activation::gelu}, prefill{2048, 12288, 6144, Activation::gelu};
   auto a = plan_mlp(decode, 132);
   ASSERT_TRUE(a.ok());
   EXPECT_TRUE((a.value().launch == Gemm2Launch::pdl));
@@ -237,21 +237,21 @@ TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
   EXPECT_NE(b.value().log_line().find("GEMM2 after GEMM1"), std::string::npos) << b.value().log_line();
   // One wave exactly: GPT-3 m = 512 on 128x192 tiles is 4 x 32 = 128 CTAs.
   baton::ops::MlpOptions mid;
-  mid.policy = mlp_policy::none;
+  mid.policy = MlpPolicy::none;
   mid.gemm1.tile = mid.gemm2.tile = 192;
   mid.gemm1.split_k = mid.gemm2.split_k = 1;
-  auto c = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 128, mid);
+  auto c = plan_mlp(MlpShape{512, 12288, 6144, Activation::gelu}, 128, mid);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c.value().gemm1.size() * c.value().form1.split_k, 128);
   EXPECT_TRUE((c.value().launch == Gemm2Launch::pdl));
-  auto c127 = plan_mlp(MlpShape{512, 12288, 6144, activation::gelu}, 127, mid);
+  auto c127 = plan_mlp(MlpShape{512, 12288, 6144, Activation::gelu}, 127, mid);
   ASSERT_TRUE(c127.ok());
   EXPECT_EQ(c127.value().gemm1.size() * c127.value().form1.split_k, 128);
   EXPECT_FALSE((c127.value().launch == Gemm2Launch::pdl)) << c127.value().log_line();
   baton::ops::MlpOptions on, off, row;
   on.launch = Gemm2Launch::pdl;
   off.launch = Gemm2Launch::after_gemm1;
-  row.policy = mlp_policy::row;
+  row.policy = MlpPolicy::row;
   row.launch = Gemm2Launch::after_gemm1;  // ignored: a waiting GEMM2 is always PDL-launched
   EXPECT_TRUE((plan_mlp(prefill, 132, on).value().launch == Gemm2Launch::pdl));
   EXPECT_FALSE((plan_mlp(decode, 132, off).value().launch == Gemm2Launch::pdl));
@@ -262,10 +262,10 @@ TEST(OpsMlpPlan, Gemm2LaunchFollowsTheWavesOrTheCaller) {
 // columns, other widths unaffected, the log line says which; policy none only.
 TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   baton::ops::MlpOptions o;
-  o.policy = mlp_policy::none;
+  o.policy = MlpPolicy::none;
   o.gemm1.cta_pairs = o.gemm2.cta_pairs = true;
   o.gemm1.tile = o.gemm2.tile = 96;
-  auto p = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, o);  // 440 / 96 -> 5 tiles, 1032 / 96 -> 11
+  auto p = plan_mlp(MlpShape{200, 1032, 440, Activation::gelu}, 132, o);  // 440 / 96 -> 5 tiles, 1032 / 96 -> 11
   ASSERT_TRUE(p.ok()) << p.error().to_string();
   EXPECT_TRUE(p.value().form1.cta_pairs);
   EXPECT_TRUE(p.value().form2.cta_pairs);
@@ -273,28 +273,28 @@ TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   EXPECT_EQ(p.value().gemm2.n, 12);
   EXPECT_NE(p.value().log_line().find("tiles 128x96 pairs/128x96 pairs"), std::string::npos) << p.value().log_line();
   // GPT-3 m = 128: 64 GEMM1 tiles (even already), split over them.
-  auto g = plan_mlp(MlpShape{128, 12288, 6144, activation::gelu}, 132, o);
+  auto g = plan_mlp(MlpShape{128, 12288, 6144, Activation::gelu}, 132, o);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g.value().gemm1.n, 64);
   EXPECT_EQ(g.value().form1.split_k, baton::choose_split_k(64, 192, 132));
   // Only the 128x96 GEMMs pair up.
   baton::ops::MlpOptions mixed = o;
   mixed.gemm2.tile = 192;
-  auto q = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, mixed);
+  auto q = plan_mlp(MlpShape{200, 1032, 440, Activation::gelu}, 132, mixed);
   ASSERT_TRUE(q.ok());
   EXPECT_TRUE(q.value().form1.cta_pairs);
   EXPECT_FALSE(q.value().form2.cta_pairs);
   EXPECT_EQ(q.value().gemm2.n, 6);  // 1032 / 192, not padded
   EXPECT_NE(q.value().log_line().find("tiles 128x96 pairs/128x192,"), std::string::npos) << q.value().log_line();
   // Off by default.
-  auto d = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132);
+  auto d = plan_mlp(MlpShape{200, 1032, 440, Activation::gelu}, 132);
   ASSERT_TRUE(d.ok());
   EXPECT_FALSE(d.value().form1.cta_pairs || d.value().form2.cta_pairs);
   baton::ops::MlpOptions row = o;
-  row.policy = mlp_policy::row;
+  row.policy = MlpPolicy::row;
   row.gemm1.tile.reset();
   row.gemm2.tile.reset();
-  auto e = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, row);
+  auto e = plan_mlp(MlpShape{200, 1032, 440, Activation::gelu}, 132, row);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code(), baton::errc::not_supported);
   EXPECT_NE(e.error().message().find("CTA pairs need policy none"), std::string::npos) << e.error().message();
@@ -302,7 +302,7 @@ TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   baton::ops::MlpOptions swapped = o;
   swapped.gemm2.operands = GemmOperands::swapped;
   swapped.gemm2.tile.reset();
-  auto b = plan_mlp(MlpShape{200, 1032, 440, activation::gelu}, 132, swapped);
+  auto b = plan_mlp(MlpShape{200, 1032, 440, Activation::gelu}, 132, swapped);
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().message().find("gemm2 CTA pairs are for the plain form"), std::string::npos) << b.error().message();
 }
@@ -344,14 +344,14 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
   // Less than one k-block: one.
   EXPECT_EQ(mlp_l2_prefetch_kblocks(1, 12288, 6144, 1), 1);
 
-  auto decode = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
+  auto decode = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132);
   ASSERT_TRUE(decode.ok());
   EXPECT_EQ(decode.value().l2_prefetch_kblocks, 0);
   EXPECT_NE(decode.value().log_line().find("L2 prefetch of W2 off"), std::string::npos) << decode.value().log_line();
   baton::ops::MlpOptions on;
   on.l2_prefetch_mb = 24;
   on.gemm2.operands = GemmOperands::plain;
-  auto asked = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
+  auto asked = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, on);
   ASSERT_TRUE(asked.ok());
   EXPECT_EQ(asked.value().l2_prefetch_kblocks, mlp_l2_prefetch_kblocks(24, 8192, 2752, asked.value().form2.split_k));
   EXPECT_NE(asked.value().log_line().find("L2 prefetch of W2 " + std::to_string(asked.value().l2_prefetch_kblocks) +
@@ -360,7 +360,7 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
       << asked.value().log_line();
   baton::ops::MlpOptions bad;
   bad.l2_prefetch_mb = -1;
-  auto r = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad);
+  auto r = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("l2_prefetch_mb must be 0 (off) to 4096"), std::string::npos) << r.error().message();
 }
@@ -371,13 +371,13 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
 // the token tile is the narrowest kernel's that covers m, the grid counts weight tiles x token
 // tiles with its own split-K, the swapped GEMM keeps 128-row tiles, and it needs policy none.
 TEST(OpsMlpPlan, SwappedGemms) {
-  auto d = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132);
+  auto d = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132);
   ASSERT_TRUE(d.ok());
   EXPECT_FALSE((d.value().form1.operands == GemmOperands::swapped));
   EXPECT_FALSE((d.value().form2.operands == GemmOperands::swapped));
   baton::ops::MlpOptions on;
   on.gemm2.operands = GemmOperands::swapped;
-  auto s2 = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, on);
+  auto s2 = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, on);
   ASSERT_TRUE(s2.ok());
   EXPECT_TRUE((s2.value().form2.operands == GemmOperands::swapped));
   EXPECT_EQ(s2.value().form2.tile, 32);
@@ -386,7 +386,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   EXPECT_EQ(s2.value().form2.split_k, baton::choose_split_k(64, 43, 132));
   EXPECT_NE(s2.value().log_line().find("swapped 128x32 (W2 x Y^T)"), std::string::npos) << s2.value().log_line();
   // m = 200: two 192-token tiles; on 8 SMs the automatic width would be wider, the swapped GEMM keeps 128.
-  auto f = plan_mlp(MlpShape{200, 520, 344, activation::gelu}, 8, on);
+  auto f = plan_mlp(MlpShape{200, 520, 344, Activation::gelu}, 8, on);
   ASSERT_TRUE(f.ok()) << f.error().to_string();
   EXPECT_TRUE((f.value().form2.operands == GemmOperands::swapped));
   EXPECT_EQ(f.value().form2.tile, 192);  // tokens
@@ -394,7 +394,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   EXPECT_EQ(f.value().gemm2.n, 2);
   // GEMM1 with GeLU, and both.
   on.gemm1.operands = GemmOperands::swapped;
-  auto g = plan_mlp(MlpShape{8, 12288, 6144, activation::gelu}, 132, on);
+  auto g = plan_mlp(MlpShape{8, 12288, 6144, Activation::gelu}, 132, on);
   ASSERT_TRUE(g.ok());
   EXPECT_TRUE((g.value().form1.operands == GemmOperands::swapped));
   EXPECT_EQ(g.value().gemm1.m, 48);  // 6144 / 128 F tiles
@@ -403,7 +403,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   EXPECT_NE(g.value().log_line().find("tiles swapped 128x32 (W1 x X^T)/swapped 128x32 (W2 x Y^T)"), std::string::npos)
       << g.value().log_line();
   // SwiGLU GEMM1 has no 32-token kernel: its swapped form takes 160 tokens even at m = 8.
-  auto sw = plan_mlp(MlpShape{8, 8192, 2752, activation::swiglu}, 132, on);
+  auto sw = plan_mlp(MlpShape{8, 8192, 2752, Activation::swiglu}, 132, on);
   ASSERT_TRUE(sw.ok()) << sw.error().to_string();
   EXPECT_EQ(sw.value().form1.tile, 160);
   EXPECT_EQ(sw.value().gemm1.m, 43);  // 2 * 2752 / 128 packed gate/up tiles
@@ -412,21 +412,21 @@ TEST(OpsMlpPlan, SwappedGemms) {
       << sw.value().log_line();
   // Rejected with the reason: waits, a 256-token tile, a 32-token SwiGLU tile.
   baton::ops::MlpOptions row;
-  row.policy = mlp_policy::row;
+  row.policy = MlpPolicy::row;
   row.gemm2.operands = GemmOperands::swapped;
-  auto w = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, row);
+  auto w = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, row);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().code(), baton::errc::not_supported);
   EXPECT_NE(w.error().message().find("needs policy none"), std::string::npos) << w.error().message();
   baton::ops::MlpOptions wide;
   wide.gemm2.operands = GemmOperands::swapped;
-  wide.policy = mlp_policy::none;
+  wide.policy = MlpPolicy::none;
   wide.gemm2.tile = 256;
-  EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, wide).ok());
+  EXPECT_FALSE(plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, wide).ok());
   baton::ops::MlpOptions bad;
   bad.gemm1.operands = GemmOperands::swapped;
   bad.gemm1.tile = 32;  // no 32-token SwiGLU kernel
-  auto b = plan_mlp(MlpShape{1, 8192, 2752, activation::swiglu}, 132, bad);
+  auto b = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, bad);
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 160 and 192 (32 with GeLU only)"),
             std::string::npos)
@@ -440,7 +440,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
 // the swap off (0) or fixing a width restores the plain plan.
 TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   for (int m : {129, 144, 160, 161, 176, 192}) {
-    const MlpShape s{m, 8192, 7168, activation::swiglu};
+    const MlpShape s{m, 8192, 7168, Activation::swiglu};
     auto p = plan_mlp(s, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     EXPECT_TRUE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
@@ -463,7 +463,7 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   // A swapped GEMM splits K in at most 3 parts (GPT-3's 160-token GEMM1 at m = 129: 8 parts modeled
   // faster than 2 and ran 1.2x slower on the H200), unless the caller asks for more.
   for (int m : {129, 160, 176}) {
-    auto g = plan_mlp(MlpShape{m, 12288, 6144, activation::gelu}, 132);
+    auto g = plan_mlp(MlpShape{m, 12288, 6144, Activation::gelu}, 132);
     ASSERT_TRUE(g.ok());
     for (const baton::ops::GemmForm& f : {g.value().form1, g.value().form2})
       if (f.operands == GemmOperands::swapped) EXPECT_LE(f.split_k, 3) << g.value().log_line();
@@ -471,11 +471,11 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   baton::ops::MlpOptions eight;
   eight.gemm1.operands = GemmOperands::swapped;
   eight.gemm1.split_k = 8;
-  auto e = plan_mlp(MlpShape{129, 12288, 6144, activation::gelu}, 132, eight);
+  auto e = plan_mlp(MlpShape{129, 12288, 6144, Activation::gelu}, 132, eight);
   ASSERT_TRUE(e.ok()) << e.error().to_string();
   EXPECT_EQ(e.value().form1.split_k, 8);
   for (int m : {1, 32, 193, 256, 1024}) {
-    auto p = plan_mlp(MlpShape{m, 8192, 7168, activation::swiglu}, 132);
+    auto p = plan_mlp(MlpShape{m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
     EXPECT_FALSE((p.value().form2.operands == GemmOperands::swapped)) << p.value().log_line();
@@ -577,10 +577,10 @@ TEST(OpsMlpCost, OneSwappedTokenTileBeatsTwoPlainBands) {
 // 7% (docs/mlp.md, "The cost model"); at M = 128 -> 129 it rises 1.4-1.75x, what run 40 measured
 // (1.38-1.55x for the tuned op), because the 128-row tiles compute a second band.
 TEST(OpsMlpCost, ThePlansCostRisesWithMAndNoStepDoubles) {
-  const MlpShape models[] = {{0, 12288, 6144, activation::gelu},
-                             {0, 8192, 2752, activation::swiglu},
-                             {0, 4096, 11008, activation::swiglu},
-                             {0, 8192, 7168, activation::swiglu}};
+  const MlpShape models[] = {{0, 12288, 6144, Activation::gelu},
+                             {0, 8192, 2752, Activation::swiglu},
+                             {0, 4096, 11008, Activation::swiglu},
+                             {0, 8192, 7168, Activation::swiglu}};
   const int ms[] = {1,   2,   3,   4,   5,   8,   12,  16,  24,  32,   48,   64,   96,   100,  127,  128,  129, 160,
                     192, 200, 255, 256, 257, 320, 384, 500, 512, 640, 768, 1000, 1024, 1025, 1536, 2000, 2048};
   for (MlpShape s : models) {

@@ -17,13 +17,13 @@ using namespace baton;
 
 struct Shape {
   int m, hidden, ffn;
-  ops::activation act;
+  ops::Activation act;
 };
 
 // GEMM2's A operand (Y) on GEMM1's output tiles, as sm90::gemm_a_footprint gives it for the op's
 // 128x128x64 GEMMs: a SwiGLU GEMM1 tile yields 64 columns of Y.
 footprint::GemmA kernel_footprint(const Shape& s) {
-  const int out_n = s.act == ops::activation::swiglu ? ops::kMlpTileN / 2 : ops::kMlpTileN;
+  const int out_n = s.act == ops::Activation::swiglu ? ops::kMlpTileN / 2 : ops::kMlpTileN;
   return footprint::GemmA{s.m, s.ffn, ops::kMlpTileM, out_n, ops::kMlpTileM, ops::kMlpTileK};
 }
 
@@ -42,27 +42,27 @@ std::string check(const P& policy, const Shape& s, const ops::MlpPlan& plan) {
 std::vector<Shape> shapes() {
   std::vector<Shape> v;
   for (int m : {1, 2, 17, 64, 127, 128, 129, 300, 1000, 2048}) {
-    v.push_back({m, 12288, 6144, ops::activation::gelu});    // GPT-3
-    v.push_back({m, 8192, 2752, ops::activation::swiglu});   // LLaMA
-    v.push_back({m, 1000, 712, ops::activation::gelu});      // ragged: F not a multiple of 64 or 128
-    v.push_back({m, 1032, 440, ops::activation::swiglu});    // ragged SwiGLU
+    v.push_back({m, 12288, 6144, ops::Activation::gelu});    // GPT-3
+    v.push_back({m, 8192, 2752, ops::Activation::swiglu});   // LLaMA
+    v.push_back({m, 1000, 712, ops::Activation::gelu});      // ragged: F not a multiple of 64 or 128
+    v.push_back({m, 1032, 440, ops::Activation::swiglu});    // ragged SwiGLU
   }
   return v;
 }
 
 TEST(OpsMlpGeneratedPolicies, SitOnThePlannedGridsAndAreSoundAgainstTheKernelsRelation) {
   for (const Shape& s : shapes()) {
-    for (ops::mlp_policy pol : {ops::mlp_policy::row, ops::mlp_policy::kblock}) {
+    for (ops::MlpPolicy pol : {ops::MlpPolicy::row, ops::MlpPolicy::kblock}) {
       ops::MlpOptions o;
       o.policy = pol;
       o.gemm1.split_k = o.gemm2.split_k = 1;
       auto plan = ops::plan_mlp(ops::MlpShape{s.m, s.hidden, s.ffn, s.act}, 132, o);
       ASSERT_TRUE(plan.ok()) << plan.error().to_string();
-      const bool swiglu = s.act == ops::activation::swiglu;
+      const bool swiglu = s.act == ops::Activation::swiglu;
       const std::string what = "m=" + std::to_string(s.m) + " h=" + std::to_string(s.hidden) + " f=" +
                                std::to_string(s.ffn) + (swiglu ? " swiglu" : " gelu");
       const auto p = params(s);
-      if (pol == ops::mlp_policy::row)
+      if (pol == ops::MlpPolicy::row)
         EXPECT_EQ(check(swiglu ? ops::mlp_gen::swiglu_up_to_swiglu_down_row(p) : ops::mlp_gen::gelu_up_to_gelu_down_row(p),
                         s, plan.value()), "") << what;
       else
@@ -76,9 +76,9 @@ TEST(OpsMlpGeneratedPolicies, SitOnThePlannedGridsAndAreSoundAgainstTheKernelsRe
 // columns per GEMM1 tile) sits on the wrong grid, and with the SwiGLU grid forced under it, it
 // waits for the wrong tiles; the checker names the read no wait covers.
 TEST(OpsMlpGeneratedPolicies, TheWrongEdgesPolicyIsRejected) {
-  const Shape s{256, 8192, 2752, ops::activation::swiglu};
+  const Shape s{256, 8192, 2752, ops::Activation::swiglu};
   ops::MlpOptions o;
-  o.policy = ops::mlp_policy::kblock;
+  o.policy = ops::MlpPolicy::kblock;
   o.gemm1.split_k = o.gemm2.split_k = 1;
   auto plan = ops::plan_mlp(ops::MlpShape{s.m, s.hidden, s.ffn, s.act}, 132, o);
   ASSERT_TRUE(plan.ok());

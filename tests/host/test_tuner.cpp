@@ -19,7 +19,7 @@ std::string temp_path(const char* name) { return std::string(::testing::TempDir(
 
 TEST(MlpOptionsText, RoundTripsEveryField) {
   MlpOptions o;
-  o.policy = baton::ops::mlp_policy::kblock;
+  o.policy = baton::ops::MlpPolicy::kblock;
   o.gemm1 = {baton::ops::GemmOperands::plain, 96, 3, true};
   o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}};
   o.group_m = 4;
@@ -61,12 +61,12 @@ TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
 }
 
 TEST(MlpTuneKey, SeparatesShapesOptionsAndDevices) {
-  const baton::ops::MlpShape a{128, 8192, 2752, baton::ops::activation::swiglu};
+  const baton::ops::MlpShape a{128, 8192, 2752, baton::ops::Activation::swiglu};
   const std::string dev = baton::ops::tune_device_key("NVIDIA H200", 9, 0, 132);
   EXPECT_EQ(dev, "NVIDIA H200/sm_90/132sms");
   const std::string k = baton::ops::mlp_tune_key(a, MlpOptions{}, dev);
-  EXPECT_NE(k, baton::ops::mlp_tune_key({129, 8192, 2752, baton::ops::activation::swiglu}, MlpOptions{}, dev));
-  EXPECT_NE(k, baton::ops::mlp_tune_key({128, 8192, 2752, baton::ops::activation::gelu}, MlpOptions{}, dev));
+  EXPECT_NE(k, baton::ops::mlp_tune_key({129, 8192, 2752, baton::ops::Activation::swiglu}, MlpOptions{}, dev));
+  EXPECT_NE(k, baton::ops::mlp_tune_key({128, 8192, 2752, baton::ops::Activation::gelu}, MlpOptions{}, dev));
   MlpOptions forced;
   forced.gemm1.split_k = 2;
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, forced, dev));

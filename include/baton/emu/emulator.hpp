@@ -28,7 +28,7 @@
 //     every slot while their producers are never scheduled: a deadlock, which the detector
 //     reports instead of hanging.
 // Deadlock detector: when no CTA has started or finished for deadlock_timeout_ms while CTAs
-// remain, the emulator writes device_error::aborted into the workspace's ErrorRecord, so every
+// remain, the emulator writes DeviceError::aborted into the workspace's ErrorRecord, so every
 // spinning wait() returns false and the CTAs drain; CTAs not yet started are cancelled; the run
 // returns errc::deadlock naming the stages and CTAs that held the slots and the ones never
 // scheduled. A wait whose watchdog fired (Stage::watchdog_ns, BATON_ENABLE_WATCHDOG) makes the run
@@ -375,7 +375,7 @@ inline status Emulator::run_iteration(const Chain& chain, void* workspace, size_
                         " threw: " + thrown;
         st.abort = true;
         uint32_t expected = 0;
-        code.compare_exchange_strong(expected, uint32_t(device_error::aborted), std::memory_order_relaxed);
+        code.compare_exchange_strong(expected, uint32_t(DeviceError::aborted), std::memory_order_relaxed);
       }
     }
     if (--st.live_workers == 0) st.done_cv.notify_all();
@@ -451,7 +451,7 @@ inline status Emulator::run_iteration(const Chain& chain, void* workspace, size_
                             "producers are scheduled; launch dependent stages with co-scheduling.");
       st.abort = true;
       uint32_t expected = 0;
-      code.compare_exchange_strong(expected, uint32_t(device_error::aborted), std::memory_order_release);
+      code.compare_exchange_strong(expected, uint32_t(DeviceError::aborted), std::memory_order_release);
     }
   }
   for (auto& t : threads) t.join();
@@ -468,7 +468,7 @@ inline status Emulator::run_iteration(const Chain& chain, void* workspace, size_
   ErrorRecord final_rec;
   std::memcpy(&final_rec, rec, sizeof final_rec);
   if (!st.body_error.empty()) return status(errc::invalid_argument, "emulator: " + st.body_error);
-  if (final_rec.code == uint32_t(device_error::watchdog)) {
+  if (final_rec.code == uint32_t(DeviceError::watchdog)) {
     status s = chain.error_status(final_rec);
     if (!deadlock_msg.empty()) s = status(s.code(), s.message() + " [also: " + deadlock_msg + "]");
     return s;

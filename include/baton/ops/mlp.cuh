@@ -5,8 +5,8 @@
 //   SwiGLU (LLaMA):  Y = SiLU(X Wg^T) * (X Wu^T)    W1 [2F, H] = sm90::pack_swiglu_weights(Wg, Wu)
 //   then             Z = Y W2^T                     W2 [H, F];  X [M, H], Y [M, F], Z [M, H], all bf16
 //
-//   using Mlp = baton::ops::Mlp<baton::ops::activation::swiglu>;
-//   auto mlp = Mlp::create({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu},
+//   using Mlp = baton::ops::Mlp<baton::ops::Activation::swiglu>;
+//   auto mlp = Mlp::create({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::Activation::swiglu},
 //                          {x, w1_packed, w2, y, z}, stream);      // plans, proves, binds; logs its choice
 //   if (!mlp.ok()) return mlp.error();                               // bad shape, alignment, ... as a status
 //   BATON_TRY(mlp.value()->enqueue(stream));                         // one forward pass (graph-capturable)
@@ -68,38 +68,38 @@ using GeluFusion =
 template <int N, int ClusterN = 1>
 using DownConfigN = sm90::GemmConfig<TileN<N>, ::cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>,
                                      false, ::cutlass::layout::RowMajor, ClusterN>;
-template <activation A, int N, int ClusterN = 1>
+template <Activation A, int N, int ClusterN = 1>
 using UpConfigN = std::conditional_t<
-    A == activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN>,
+    A == Activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN>,
     sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::RowMajor,
                      ClusterN>>;
 
 using Tile = TileN<kMlpTileN>;
-using GeluConfig = UpConfigN<activation::gelu, kMlpTileN>;
-using SwiGluConfig = UpConfigN<activation::swiglu, kMlpTileN>;
+using GeluConfig = UpConfigN<Activation::gelu, kMlpTileN>;
+using SwiGluConfig = UpConfigN<Activation::swiglu, kMlpTileN>;
 using DownConfig = DownConfigN<kMlpTileN>;
-template <activation A>
+template <Activation A>
 using UpConfig = UpConfigN<A, kMlpTileN>;
-using MidGeluConfig = UpConfigN<activation::gelu, kMlpMidTileN>;
-using MidSwiGluConfig = UpConfigN<activation::swiglu, kMlpMidTileN>;
+using MidGeluConfig = UpConfigN<Activation::gelu, kMlpMidTileN>;
+using MidSwiGluConfig = UpConfigN<Activation::swiglu, kMlpMidTileN>;
 using MidDownConfig = DownConfigN<kMlpMidTileN>;
-template <activation A>
+template <Activation A>
 using MidUpConfig = UpConfigN<A, kMlpMidTileN>;
-using NarrowGeluConfig = UpConfigN<activation::gelu, kMlpNarrowTileN>;
-using NarrowSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN>;
+using NarrowGeluConfig = UpConfigN<Activation::gelu, kMlpNarrowTileN>;
+using NarrowSwiGluConfig = UpConfigN<Activation::swiglu, kMlpNarrowTileN>;
 using NarrowDownConfig = DownConfigN<kMlpNarrowTileN>;
-template <activation A>
+template <Activation A>
 using NarrowUpConfig = UpConfigN<A, kMlpNarrowTileN>;
 // 128x96 tiles as CTA pairs (GemmFormRequest::cta_pairs): 1x2 clusters multicasting A.
-using PairGeluConfig = UpConfigN<activation::gelu, kMlpNarrowTileN, 2>;
-using PairSwiGluConfig = UpConfigN<activation::swiglu, kMlpNarrowTileN, 2>;
+using PairGeluConfig = UpConfigN<Activation::gelu, kMlpNarrowTileN, 2>;
+using PairSwiGluConfig = UpConfigN<Activation::swiglu, kMlpNarrowTileN, 2>;
 using PairDownConfig = DownConfigN<kMlpNarrowTileN, 2>;
-template <activation A>
+template <Activation A>
 using PairUpConfig = UpConfigN<A, kMlpNarrowTileN, 2>;
-using WideGeluConfig = UpConfigN<activation::gelu, kMlpWideTileN>;
-using WideSwiGluConfig = UpConfigN<activation::swiglu, kMlpWideTileN>;
+using WideGeluConfig = UpConfigN<Activation::gelu, kMlpWideTileN>;
+using WideSwiGluConfig = UpConfigN<Activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
-template <activation A>
+template <Activation A>
 using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
 // The swapped GEMMs (GemmOperands::swapped) in tiles of 128 weight rows x T tokens,
 // D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
@@ -110,12 +110,12 @@ template <int T>
 using SwapTile = cute::Shape<cute::_128, cute::Int<T>, cute::_64>;
 template <int T>
 using SwapDownConfigT = sm90::GemmConfig<SwapTile<T>, typename DownConfig::FusionOp, false, ::cutlass::layout::ColumnMajor>;
-template <activation A, int T>
+template <Activation A, int T>
 using SwapUpConfigT = std::conditional_t<
-    A == activation::gelu, sm90::GemmConfig<SwapTile<T>, GeluFusion, false, ::cutlass::layout::ColumnMajor>,
+    A == Activation::gelu, sm90::GemmConfig<SwapTile<T>, GeluFusion, false, ::cutlass::layout::ColumnMajor>,
     sm90::GemmConfig<SwapTile<T>, typename DownConfig::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::ColumnMajor>>;
 using SwapDownConfig = SwapDownConfigT<kMlpSwapTileN>;
-using SwapGeluConfig = SwapUpConfigT<activation::gelu, kMlpSwapTileN>;
+using SwapGeluConfig = SwapUpConfigT<Activation::gelu, kMlpSwapTileN>;
 static_assert(GeluConfig::tile_m == kMlpTileM && GeluConfig::tile_n == kMlpTileN && GeluConfig::tile_k == kMlpTileK &&
                   WideSwiGluConfig::out_tile_n == kMlpWideTileN / 2 && NarrowSwiGluConfig::out_tile_n == kMlpNarrowTileN / 2,
               "baton::ops::mlp: plan_mlp's tile constants must match the kernels");
@@ -137,14 +137,14 @@ using HandKBlock = KBlockPolicy<footprint::GemmA>;
 using HandRow = RowPolicy<footprint::GemmA>;
 // The generated policies for a shape (mlp.baton's parameters M, H, F).
 constexpr mlp_gen::Params gen_params(int m, int hidden, int ffn) { return mlp_gen::Params{.M = m, .H = hidden, .F = ffn}; }
-template <activation A>
+template <Activation A>
 constexpr KBlock kblock_policy(int m, int hidden, int ffn) {
-  return A == activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_kblock(gen_params(m, hidden, ffn))
+  return A == Activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_kblock(gen_params(m, hidden, ffn))
                                  : mlp_gen::gelu_up_to_gelu_down_kblock(gen_params(m, hidden, ffn));
 }
-template <activation A>
+template <Activation A>
 constexpr Row row_policy(int m, int hidden, int ffn) {
-  return A == activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_row(gen_params(m, hidden, ffn))
+  return A == Activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_row(gen_params(m, hidden, ffn))
                                  : mlp_gen::gelu_up_to_gelu_down_row(gen_params(m, hidden, ffn));
 }
 using PlainStage = Stage<Grouped, outputs<>, inputs<>>;
@@ -154,7 +154,7 @@ template <class P>
 using ConsumerStage = Stage<Grouped, outputs<>, inputs<P>>;
 
 // The default kernel set: instantiated where Mlp<A> is used.
-template <activation A>
+template <Activation A>
 struct Inline {
   template <class S>
   static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) {
@@ -241,7 +241,7 @@ struct Inline {
 // GEMM the op may plan (the argument types say which configuration and stage). Inline<A> instantiates
 // them where the op is used; Compiled<A> (baton/ops/mlp_compiled.cuh, target baton::mlp_kernels)
 // links them from the library, one kernel per translation unit.
-template <class K, activation A>
+template <class K, Activation A>
 concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBlock>& up_kblock,
                                 const ProducerStage<Row>& up_row, const ConsumerStage<KBlock>& down_kblock,
                                 const ConsumerStage<Row>& down_row, const sm90::GemmArguments<UpConfig<A>>& up,
@@ -287,11 +287,11 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::template up_swapped_wide<kMlpSwapWideTileN>(plain, up_swapped_wide) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide_after_grid<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
-} && (A != activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
+} && (A != Activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
   { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
 });
-static_assert(MlpKernelSet<Inline<activation::gelu>, activation::gelu> &&
-              MlpKernelSet<Inline<activation::swiglu>, activation::swiglu>);
+static_assert(MlpKernelSet<Inline<Activation::gelu>, Activation::gelu> &&
+              MlpKernelSet<Inline<Activation::swiglu>, Activation::swiglu>);
 }  // namespace mlp_kernels
 
 // Non-owning bf16 device pointers, 16-byte aligned (TMA).
@@ -333,7 +333,7 @@ struct MlpRunOptions {
   std::string tune_cache_file;
 };
 
-template <activation Act, class Kernels = mlp_kernels::Inline<Act>>
+template <Activation Act, class Kernels = mlp_kernels::Inline<Act>>
 class Mlp {
   static_assert(mlp_kernels::MlpKernelSet<Kernels, Act>,
                 "baton::ops::Mlp<Act, Kernels>: Kernels must provide every launch function of "
@@ -364,7 +364,7 @@ class Mlp {
       BATON_CUDA_TRY(cudaGetDevice(&dev));
       BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
-    if (o.tune && o.plan.policy == mlp_policy::automatic) return tuned_(shape, t, stream, o, sms);
+    if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms);
     auto plan = plan_mlp(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Mlp> m(new Mlp());
@@ -389,7 +389,7 @@ class Mlp {
     if (which != 1 && which != 2)
       return status(errc::invalid_argument, "baton::ops::Mlp::enqueue_gemm: which must be 1 or 2, got " +
                                                 std::to_string(which));
-    if (plan_.policy != mlp_policy::none)
+    if (plan_.policy != MlpPolicy::none)
       return status(errc::not_supported, std::string("baton::ops::Mlp::enqueue_gemm: the plan's policy is ") +
                                              to_string(plan_.policy) +
                                              "; one GEMM alone needs policy none (no semaphores between them)");
@@ -464,13 +464,13 @@ class Mlp {
     const int rows = ceil_div(shape.m, kMlpTileM);
     auto none_with = [&](auto&& edit) {
       MlpOptions c = asked;
-      c.policy = mlp_policy::none;
+      c.policy = MlpPolicy::none;
       c.group_m = bp.group_m;
       edit(c);
       return c;
     };
     // A waiting chain has plain 128x128 GEMMs: of the caller's requests only split-K carries over.
-    auto waits = [&](mlp_policy policy, int group) {
+    auto waits = [&](MlpPolicy policy, int group) {
       MlpOptions c = asked;
       c.policy = policy;
       c.group_m = group;
@@ -485,14 +485,14 @@ class Mlp {
     if (rows > 1) {  // with one row of tiles every order below is the same chain
       cands.push_back(none_with([](MlpOptions& c) { c.group_m = 1; }));
       for (int g : {1, 2, bp.group_m})
-        if (g <= rows) cands.push_back(waits(mlp_policy::row, g));
+        if (g <= rows) cands.push_back(waits(MlpPolicy::row, g));
     } else {
-      cands.push_back(waits(mlp_policy::row, bp.group_m));
+      cands.push_back(waits(MlpPolicy::row, bp.group_m));
     }
     // Per-k-block waits (the sync warp's horizon: a GEMM2 tile starts on the k-blocks of Y already
     // written), in the planned order and row-major (GEMM1 finishes a row band's columns in GEMM2's
     // k order). Kept only when they measure faster than every plan without waits.
-    for (int g : {bp.group_m, 1}) cands.push_back(waits(mlp_policy::kblock, g));
+    for (int g : {bp.group_m, 1}) cands.push_back(waits(MlpPolicy::kblock, g));
     // The other plain tile widths (a wider GEMM gets its own split-K).
     const bool plain1 = bp.form1.operands == GemmOperands::plain, plain2 = bp.form2.operands == GemmOperands::plain;
     for (int t1 : kMlpTileWidths)
@@ -507,7 +507,7 @@ class Mlp {
     // 1.1 waves of equal tiles) that smaller CTA parts fill better; with one band, other splits than
     // the one-wave rule.
     const bool narrow_swap = (!plain1 && bp.form1.tile == kMlpSwapTileN) || (!plain2 && bp.form2.tile == kMlpSwapTileN);
-    if (!asked.gemm1.split_k && !asked.gemm2.split_k && bp.policy == mlp_policy::none && !narrow_swap &&
+    if (!asked.gemm1.split_k && !asked.gemm2.split_k && bp.policy == MlpPolicy::none && !narrow_swap &&
         !bp.form1.cta_pairs && !bp.form2.cta_pairs) {
       const int k1 = ceil_div(shape.hidden, kMlpTileK), k2 = ceil_div(shape.ffn, kMlpTileK);
       for (int s1 : {1, 2, 3})
@@ -519,7 +519,7 @@ class Mlp {
             }));
     }
     // Where one wide token tile covers the batch, each GEMM plain (the model's width) and swapped.
-    if (bp.policy == mlp_policy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapWideTileN)
+    if (bp.policy == MlpPolicy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapWideTileN)
       for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
         for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})
           cands.push_back(none_with([&](MlpOptions& c) {
@@ -529,13 +529,13 @@ class Mlp {
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back(none_with([](MlpOptions& c) { c.l2_prefetch_mb = 0; }));
     // At decode, the 32-token swapped GEMMs (measured slower, docs/mlp.md) beside plain 128x128 ones.
-    if (bp.policy == mlp_policy::none && shape.m <= kMlpSwapTileN && plain1 && plain2) {
+    if (bp.policy == MlpPolicy::none && shape.m <= kMlpSwapTileN && plain1 && plain2) {
       const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}};
       cands.push_back(none_with([&](MlpOptions& c) {
         c.gemm1 = plain(kMlpTileN, asked.gemm1);
         c.gemm2 = swapped;
       }));
-      if (shape.act == activation::gelu) {
+      if (shape.act == Activation::gelu) {
         cands.push_back(none_with([&](MlpOptions& c) {
           c.gemm1 = swapped;
           c.gemm2 = plain(kMlpTileN, asked.gemm2);
@@ -551,7 +551,7 @@ class Mlp {
         if (c.gemm2.tile && !mlp_tile_width_ok(*c.gemm2.tile)) c.gemm2.tile.reset();
       }));
     // From m = 128 on, CTA pairs for every pair of widths with a 128x96 GEMM (A multicast).
-    if (o.tune_cta_pairs && shape.m >= kMlpTileM && bp.policy == mlp_policy::none && !bp.form1.cta_pairs &&
+    if (o.tune_cta_pairs && shape.m >= kMlpTileM && bp.policy == MlpPolicy::none && !bp.form1.cta_pairs &&
         !bp.form2.cta_pairs && plain1 && plain2)
       for (int t1 : kMlpTileWidths)
         for (int t2 : kMlpTileWidths)
@@ -563,7 +563,7 @@ class Mlp {
     if (bp.form1.cta_pairs || bp.form2.cta_pairs)
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.cta_pairs = c.gemm2.cta_pairs = false; }));
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
-    if (bp.policy == mlp_policy::none)
+    if (bp.policy == MlpPolicy::none)
       cands.push_back(none_with([&](MlpOptions& c) {
         c.launch = bp.launch == Gemm2Launch::pdl ? Gemm2Launch::after_gemm1 : Gemm2Launch::pdl;
       }));
@@ -663,7 +663,7 @@ class Mlp {
   // swapped (m = F or 2F, n = the tokens, A = W1, B = X, Y written column-major as Y^T).
   FormedGemm gemm1_(const MlpTensors& t, const sm90::NextWeights& next) const {
     const MlpShape& s = plan_.shape;
-    const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
+    const int n1 = Act == Activation::swiglu ? 2 * s.ffn : s.ffn;
     const auto* x = static_cast<const bf16*>(t.x);
     const auto* w1 = static_cast<const bf16*>(t.w1);
     auto* y = static_cast<bf16*>(t.y);
@@ -682,7 +682,7 @@ class Mlp {
     if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
     if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
     if (swapped) {
-      if constexpr (Act == activation::gelu)
+      if constexpr (Act == Activation::gelu)
         if (f.tile == kMlpSwapTileN)
           return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
                          [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
@@ -780,7 +780,7 @@ class Mlp {
       return f.operands == GemmOperands::plain && f.tile == kMlpTileN && !f.cta_pairs;
     };
     const bool plain_forms = edge_ok(plan_.form1) && edge_ok(plan_.form2);
-    if (!plain_forms && plan_.policy != mlp_policy::none)
+    if (!plain_forms && plan_.policy != MlpPolicy::none)
       return status(errc::not_supported,
                     "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
     BATON_TRY(alloc_zeroed_(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
@@ -799,7 +799,7 @@ class Mlp {
     result<StageLaunch> l1 = status(errc::invalid_argument, "unset"), l2 = status(errc::invalid_argument, "unset");
     // row / kblock: semaphores between the 128x128 GEMMs; GEMM2's producer warp waits per k-block.
     auto edge_chain = [&](auto policy) -> status {
-      const int n1 = Act == activation::swiglu ? 2 * s.ffn : s.ffn;
+      const int n1 = Act == Activation::swiglu ? 2 * s.ffn : s.ffn;
       UpArgs up{s.m, n1, s.hidden, static_cast<const bf16*>(t.x), static_cast<const bf16*>(t.w1), static_cast<bf16*>(t.y)};
       DownArgs down{s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y), static_cast<const bf16*>(t.w2),
                     static_cast<bf16*>(t.z)};
@@ -822,15 +822,15 @@ class Mlp {
       return {};
     };
     switch (plan_.policy) {
-      case mlp_policy::kblock: BATON_TRY(edge_chain(mlp_kernels::kblock_policy<Act>(s.m, s.hidden, s.ffn))); break;
-      case mlp_policy::row: BATON_TRY(edge_chain(mlp_kernels::row_policy<Act>(s.m, s.hidden, s.ffn))); break;
+      case MlpPolicy::kblock: BATON_TRY(edge_chain(mlp_kernels::kblock_policy<Act>(s.m, s.hidden, s.ffn))); break;
+      case MlpPolicy::row: BATON_TRY(edge_chain(mlp_kernels::row_policy<Act>(s.m, s.hidden, s.ffn))); break;
       default: {  // none: no semaphores; the kernel boundary orders the GEMMs
         // Gemm2Launch::pdl (by default: GEMM1 in one wave): GEMM2 PDL-launched, loading its weights and
         // then waiting with griddepcontrol.wait before its loads of Y, so its launch, prologue and
         // first weight loads overlap GEMM1's end (the PDL launch alone measured 1-2 us faster at
         // decode); otherwise two plain launches.
         const bool pdl = plan_.launch == Gemm2Launch::pdl;
-        sched_ = pdl ? launch_schedule::pdl : launch_schedule::serial;
+        sched_ = pdl ? LaunchSchedule::pdl : LaunchSchedule::serial;
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
@@ -865,7 +865,7 @@ class Mlp {
   void* sw1_ = nullptr;
   void* sw2_ = nullptr;
   std::vector<StageLaunch> launches_;
-  launch_schedule sched_ = launch_schedule::pdl;
+  LaunchSchedule sched_ = LaunchSchedule::pdl;
   int sms_ = 0;
 };
 

@@ -5,7 +5,7 @@
 //   SwiGLU (LLaMA):  Y = SiLU(X Wg^T) * (X Wu^T),   W1 [2F, H], gate/up rows interleaved
 //   then             Z = Y W2^T,                    W2 [H, F]
 //
-//   auto plan = baton::ops::plan_mlp({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::activation::swiglu}, 132);
+//   auto plan = baton::ops::plan_mlp({.m = 16, .hidden = 8192, .ffn = 2752, .act = baton::ops::Activation::swiglu}, 132);
 //   if (plan.ok()) std::puts(plan.value().log_line().c_str());
 //   // baton::ops::mlp m=16 h=8192 f=2752 swiglu: policy none, split-K 2/1, tiles 128x96/128x96, ...
 #pragma once
@@ -25,7 +25,7 @@
 
 namespace baton::ops {
 
-enum class activation { gelu, swiglu };
+enum class Activation { gelu, swiglu };
 
 // How GEMM2 waits for GEMM1's output Y:
 //   row     one semaphore per row of Y tiles; a GEMM2 tile waits once, before its first load
@@ -33,14 +33,17 @@ enum class activation { gelu, swiglu };
 //   none    no semaphores: the kernel boundary orders the GEMMs (GEMM2 PDL-launched with
 //           griddepcontrol.wait when GEMM1 runs in one wave, else two plain launches)
 //   automatic  plan_mlp chooses (see mlp_auto_policy)
-enum class mlp_policy { automatic, row, kblock, none };
+enum class MlpPolicy { automatic, row, kblock, none };
 
-inline const char* to_string(activation a) { return a == activation::gelu ? "gelu" : "swiglu"; }
-inline const char* to_string(mlp_policy p) {
+using activation [[deprecated("renamed Activation, docs/naming.md")]] = Activation;
+using mlp_policy [[deprecated("renamed MlpPolicy, docs/naming.md")]] = MlpPolicy;
+
+inline const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
+inline const char* to_string(MlpPolicy p) {
   switch (p) {
-    case mlp_policy::row: return "row";
-    case mlp_policy::kblock: return "kblock";
-    case mlp_policy::none: return "none";
+    case MlpPolicy::row: return "row";
+    case MlpPolicy::kblock: return "kblock";
+    case MlpPolicy::none: return "none";
     default: return "auto";
   }
 }
@@ -49,7 +52,7 @@ struct MlpShape {
   int m = 0;       // tokens (rows of X)
   int hidden = 0;  // H
   int ffn = 0;     // F
-  activation act = activation::gelu;
+  Activation act = Activation::gelu;
 };
 
 // How one GEMM of the op runs.
@@ -99,7 +102,7 @@ struct GemmFormRequest {
 };
 
 struct MlpOptions {
-  mlp_policy policy = mlp_policy::automatic;
+  MlpPolicy policy = MlpPolicy::automatic;
   GemmFormRequest gemm1, gemm2;
   std::optional<int> group_m;  // tile order: baton::Grouped{group_m} for both GEMMs; empty: mlp_group_m
   // Megabytes of W2 that GEMM1 prefetches into L2 as it ends (sm90::NextWeights: the first
@@ -158,7 +161,7 @@ inline int mlp_l2_prefetch_kblocks(int mb, int n2, int k2, int split2) {
 
 struct MlpPlan {
   MlpShape shape{};
-  mlp_policy policy = mlp_policy::row;
+  MlpPolicy policy = MlpPolicy::row;
   GemmForm form1{}, form2{};    // GEMM1's and GEMM2's
   int group_m = 1;
   int l2_prefetch_mb = 0;       // MB of W2 prefetched into L2 by GEMM1 (0: none)
@@ -195,7 +198,7 @@ struct MlpPlan {
 // tile on GEMM2's TMA issue path). Each GEMM alone saturates HBM (decode) or the tensor cores
 // (prefill) and a kernel boundary inside a graph costs a few microseconds, so overlap has nothing
 // to win: the op runs without it (none) and says so. row / kblock stay available on request.
-inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, std::string& why, int split1 = 1) {
+inline MlpPolicy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, std::string& why, int split1 = 1) {
   (void)s;
   const int64_t ctas = gemm1.size() * int64_t(split1 > 0 ? split1 : 1);
   why = std::to_string(gemm1.size()) + " GEMM1 tiles" +
@@ -203,7 +206,7 @@ inline mlp_policy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms,
         std::to_string(double(ctas) / double(sms > 0 ? sms : 1)).substr(0, 4) +
         " waves): on the H200 per-row and per-k-block waits measured slower than two plain launches in a graph "
         "at every M (each GEMM saturates HBM or the tensor cores; docs/mlp.md), so no overlap";
-  return mlp_policy::none;
+  return MlpPolicy::none;
 }
 
 // MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field, a GEMM's
@@ -272,10 +275,10 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
     bool ok = true;
     switch (i) {
       case 0:
-        if (v == "auto" || v == "automatic") o.policy = mlp_policy::automatic;
-        else if (v == "row") o.policy = mlp_policy::row;
-        else if (v == "kblock") o.policy = mlp_policy::kblock;
-        else if (v == "none") o.policy = mlp_policy::none;
+        if (v == "auto" || v == "automatic") o.policy = MlpPolicy::automatic;
+        else if (v == "row") o.policy = MlpPolicy::row;
+        else if (v == "kblock") o.policy = MlpPolicy::kblock;
+        else if (v == "none") o.policy = MlpPolicy::none;
         else return bad("unknown policy '" + v + "'");
         break;
       case 1: ok = detail::parse_request(v, o.gemm1); break;
@@ -361,16 +364,16 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
     return status(errc::invalid_argument, "baton::ops::mlp: group_m must be >= 1, got " + std::to_string(*opt.group_m));
   MlpPlan p;
   p.shape = s;
-  const int n1 = s.act == activation::swiglu ? 2 * s.ffn : s.ffn;
+  const int n1 = s.act == Activation::swiglu ? 2 * s.ffn : s.ffn;
   const int rows = ceil_div(s.m, kMlpTileM);
   const int k1 = ceil_div(s.hidden, kMlpTileK), k2 = ceil_div(s.ffn, kMlpTileK);
-  if (opt.policy == mlp_policy::automatic) {
+  if (opt.policy == MlpPolicy::automatic) {
     p.policy = mlp_auto_policy(s, Grid{rows, ceil_div(n1, kMlpTileN), 1}, sms, p.reason);
   } else {
     p.policy = opt.policy;
     p.reason = "the caller asked for it";
   }
-  const bool none = p.policy == mlp_policy::none;
+  const bool none = p.policy == MlpPolicy::none;
   // Each request against the kernels the op has, before anything is chosen.
   auto check = [&](const GemmFormRequest& r, int which, int k_tiles) -> status {
     const std::string g = "baton::ops::mlp " + dims + ": gemm" + std::to_string(which) + " ";
@@ -380,7 +383,7 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
                                                 std::to_string(k_tiles) + "] (its k-blocks)");
     if (r.tile) {
       const int t = *r.tile;
-      const bool narrow_ok = which == 2 || s.act == activation::gelu;
+      const bool narrow_ok = which == 2 || s.act == Activation::gelu;
       if (swapped && !(t == kMlpSwapMidTileN || t == kMlpSwapWideTileN || (t == kMlpSwapTileN && narrow_ok)))
         return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
                                                   (narrow_ok ? "32, 160 and 192" : "160 and 192 (32 with GeLU only)"));
@@ -415,7 +418,7 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   // A swapped form asked for keeps choose_split_k, and its token tile is mlp_swap_tile's.
   auto pick = [&](const GemmFormRequest& r, int n, int k, int k_tiles, bool first) {
     detail::MlpGemmPick best;
-    const bool narrow_swap = !first || s.act == activation::gelu;
+    const bool narrow_swap = !first || s.act == Activation::gelu;
     if (r.operands == GemmOperands::swapped) {
       best.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(s.m, narrow_swap)), 1, false};
       best.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
@@ -459,7 +462,7 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   p.gemm2 = detail::mlp_gemm_grid(p.form2, s.m, s.hidden);
   p.group_m = group;  // Grouped{bands of row tiles}, whichever form the GEMMs take
   // The automatic policy's reason, restated for the grid GEMM1 runs with.
-  if (opt.policy == mlp_policy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.form1.split_k);
+  if (opt.policy == MlpPolicy::automatic) (void)mlp_auto_policy(s, p.gemm1, sms, p.reason, p.form1.split_k);
   // GEMM2's launch: row / kblock chains are always PDL-launched (their GEMM2 waits on semaphores).
   const bool one_wave = p.gemm1.size() * int64_t(p.form1.split_k) <= int64_t(sms);
   p.launch = !none ? Gemm2Launch::pdl : opt.launch ? *opt.launch : one_wave ? Gemm2Launch::pdl : Gemm2Launch::after_gemm1;

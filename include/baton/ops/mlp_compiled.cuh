@@ -1,7 +1,7 @@
 // baton/ops/mlp_compiled.cuh — baton::ops::Mlp over kernels compiled once, in the library
 // baton::mlp_kernels (CMake: target_link_libraries(app PRIVATE baton::mlp_kernels)).
 //
-//   using Mlp = baton::ops::CompiledMlp<baton::ops::activation::swiglu>;
+//   using Mlp = baton::ops::CompiledMlp<baton::ops::Activation::swiglu>;
 //   auto mlp = Mlp::create(shape, tensors, stream);   // as baton::ops::Mlp; no kernel compiled here
 //
 // The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 27-28 kernels in the
@@ -23,7 +23,7 @@ template <class Config, class StageT, sm90::GridWait Wait>
 result<StageLaunch> compiled_launch(const StageT& s, const sm90::GemmArguments<Config>& a);
 
 // The kernel set of CompiledMlp<A>: every member of MlpKernelSet, forwarding to the library.
-template <activation A>
+template <Activation A>
 struct Compiled {
   template <class Config, class S, sm90::GridWait Wait = sm90::grid_wait::none>
   static result<StageLaunch> launch(const S& s, const sm90::GemmArguments<Config>& a) {
@@ -96,13 +96,13 @@ struct Compiled {
     return launch<SwapDownConfigT<T>, PlainStage, sm90::grid_wait::before_loads>(s, a);
   }
 };
-static_assert(MlpKernelSet<Compiled<activation::gelu>, activation::gelu> &&
-              MlpKernelSet<Compiled<activation::swiglu>, activation::swiglu>);
+static_assert(MlpKernelSet<Compiled<Activation::gelu>, Activation::gelu> &&
+              MlpKernelSet<Compiled<Activation::swiglu>, Activation::swiglu>);
 
 }  // namespace mlp_kernels
 
 // The op over baton::mlp_kernels.
-template <activation A>
+template <Activation A>
 using CompiledMlp = Mlp<A, mlp_kernels::Compiled<A>>;
 
 }  // namespace baton::ops

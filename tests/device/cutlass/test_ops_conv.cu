@@ -31,8 +31,8 @@
 #include "baton/ops/conv/conv_chain.cuh"
 
 using namespace baton;
-using baton::ops::conv_block;
-using baton::ops::conv_policy;
+using baton::ops::ConvBlock;
+using baton::ops::ConvChainPolicy;
 using baton::ops::ConvLaunch;
 using bf16 = ::cutlass::bfloat16_t;
 using Op = ops::CompiledConv2dChain;
@@ -97,7 +97,7 @@ Data make_data(const ops::ConvChainShape& s) {
   conv_ref(y, f(d.w2), s.n, s.h, s.w, s.k, s.k, d.ref);
   for (size_t i = 0; i < d.ref.size(); ++i) {
     double v = d.ref[i] + double(float(d.b2[i % s.k]));
-    if (s.block == conv_block::resnet_basic) v += double(float(d.x[i]));  // c == k: same [pixel, channel] index
+    if (s.block == ConvBlock::resnet_basic) v += double(float(d.x[i]));  // c == k: same [pixel, channel] index
     d.ref[i] = std::max(0.0, v);
   }
   return d;
@@ -176,8 +176,8 @@ class ConvChainTest : public bt::DeviceTest {
   }
 };
 
-ops::ConvChainShape resnet(int n, int h, int w, int c) { return {n, h, w, c, c, conv_block::resnet_basic}; }
-ops::ConvChainShape vgg(int n, int h, int w, int c, int k) { return {n, h, w, c, k, conv_block::vgg_pair}; }
+ops::ConvChainShape resnet(int n, int h, int w, int c) { return {n, h, w, c, c, ConvBlock::resnet_basic}; }
+ops::ConvChainShape vgg(int n, int h, int w, int c, int k) { return {n, h, w, c, k, ConvBlock::vgg_pair}; }
 
 const ops::ConvChainShape kShapes[] = {
     resnet(1, 7, 7, 64),     // 49 pixels: one partial tile
@@ -192,7 +192,7 @@ const ops::ConvChainShape kShapes[] = {
 
 TEST_F(ConvChainTest, EveryPolicyMatchesTheReference) {
   for (const auto& s : kShapes)
-    for (conv_policy p : {conv_policy::none, conv_policy::tile, conv_policy::kblock, conv_policy::automatic}) {
+    for (ConvChainPolicy p : {ConvChainPolicy::none, ConvChainPolicy::tile, ConvChainPolicy::kblock, ConvChainPolicy::automatic}) {
       SCOPED_TRACE(s.str() + " policy " + ops::to_string(p));
       ops::ConvChainRunOptions o;
       o.plan.policy = p;
@@ -205,7 +205,7 @@ TEST_F(ConvChainTest, NoneInTwoLaunchesAndPdl) {
   for (const auto& s : {resnet(2, 9, 13, 72), vgg(1, 14, 14, 128, 128)})
     for (ConvLaunch l : {ConvLaunch::pdl, ConvLaunch::serial}) {
       ops::ConvChainRunOptions o;
-      o.plan.policy = conv_policy::none;
+      o.plan.policy = ConvChainPolicy::none;
       o.plan.launch = l;
       run_and_check(s, o);
       if (HasFatalFailure()) return;
@@ -218,7 +218,7 @@ TEST_F(ConvChainTest, SplitKUnderEveryPolicy) {
   };
   for (const auto& s : {resnet(1, 7, 7, 512), resnet(2, 9, 13, 72), vgg(1, 14, 14, 128, 128)})
     for (Split sp : {Split{1, 1}, Split{3, 1}, Split{1, 3}, Split{4, 5}})
-      for (conv_policy p : {conv_policy::none, conv_policy::tile, conv_policy::kblock}) {
+      for (ConvChainPolicy p : {ConvChainPolicy::none, ConvChainPolicy::tile, ConvChainPolicy::kblock}) {
         if (sp.s1 > s.k_blocks1() || sp.s2 > s.k_blocks2()) continue;
         SCOPED_TRACE(s.str() + " split " + std::to_string(sp.s1) + "/" + std::to_string(sp.s2) + " " + ops::to_string(p));
         ops::ConvChainRunOptions o;
@@ -236,7 +236,7 @@ TEST_F(ConvChainTest, SplitKUnderEveryPolicy) {
 TEST_F(ConvChainTest, RowMajorAndGroupedOrders) {
   for (int g : {1, 2, 5}) {
     ops::ConvChainRunOptions o;
-    o.plan.policy = conv_policy::kblock;
+    o.plan.policy = ConvChainPolicy::kblock;
     o.plan.group_m = g;
     run_and_check(resnet(2, 28, 28, 64), o);
     if (HasFatalFailure()) return;
@@ -272,7 +272,7 @@ TEST_F(ConvChainTest, RandomDelayStressMatchesBitForBit) {
   {
     ops::ConvChainRunOptions o;
     o.log = false;
-    o.plan.policy = conv_policy::none;
+    o.plan.policy = ConvChainPolicy::none;
     o.plan.launch = ConvLaunch::serial;
     o.plan.split_k1 = o.plan.split_k2 = 1;
     auto ref = Op::create(s, b.t, stream, o);
@@ -283,7 +283,7 @@ TEST_F(ConvChainTest, RandomDelayStressMatchesBitForBit) {
   }
   auto count = bt::dev_alloc<unsigned long long>(1);
   const int passes = bt::scaled(10000);
-  for (conv_policy p : {conv_policy::kblock, conv_policy::tile}) {
+  for (ConvChainPolicy p : {ConvChainPolicy::kblock, ConvChainPolicy::tile}) {
     ops::ConvChainRunOptions o;
     o.log = false;
     o.plan.policy = p;

@@ -39,13 +39,13 @@
 #include "baton/ops/mlp_compiled.cuh"  // the op over the library's kernels (baton::mlp_kernels)
 
 using namespace baton;
-using baton::ops::activation;
-using baton::ops::mlp_policy;
+using baton::ops::Activation;
+using baton::ops::MlpPolicy;
 using bf16 = ::cutlass::bfloat16_t;
 
 namespace {
 
-template <activation A>
+template <Activation A>
 using TestMlp = ops::CompiledMlp<A>;
 
 using bt::random_bf16;
@@ -68,17 +68,17 @@ void parallel_for(size_t n, F body) {
 // The problem data of one (activation, H, F), with M_max rows of X; a case with m rows uses the
 // leading m rows (the reference of a row does not depend on m).
 struct Data {
-  activation act;
+  Activation act;
   int m_max, h, f;
   std::vector<bf16> x, w1, w2;  // x [m_max, h]; w1 gelu [f, h], swiglu gate [f, h] then up [f, h]; w2 [h, f]
   std::vector<double> zref;     // [m_max, h]
 };
 
-Data make_data(activation act, int m_max, int h, int f) {
+Data make_data(Activation act, int m_max, int h, int f) {
   Data d{act, m_max, h, f, {}, {}, {}, {}};
   const float s1 = 2.0f / std::sqrt(float(h)), s2 = 2.0f / std::sqrt(float(f));
   d.x = random_bf16(size_t(m_max) * h, 11, 1.0f);
-  d.w1 = random_bf16(size_t(act == activation::swiglu ? 2 : 1) * f * h, 12, s1);
+  d.w1 = random_bf16(size_t(act == Activation::swiglu ? 2 : 1) * f * h, 12, s1);
   d.w2 = random_bf16(size_t(h) * f, 13, s2);
   std::vector<float> x(d.x.size()), w1(d.w1.size()), w2(d.w2.size());
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(d.x[i]);
@@ -94,7 +94,7 @@ Data make_data(activation act, int m_max, int h, int f) {
       return acc;
     };
     double v;
-    if (act == activation::gelu) {
+    if (act == Activation::gelu) {
       v = gelu(dot(&w1[c * h]));
     } else {
       v = silu(dot(&w1[c * h])) * dot(&w1[(size_t(f) + c) * h]);
@@ -111,7 +111,7 @@ Data make_data(activation act, int m_max, int h, int f) {
   return d;
 }
 
-const Data& data(activation act, int h, int f, int m) {
+const Data& data(Activation act, int h, int f, int m) {
   static std::map<std::tuple<int, int, int, int>, Data> cache;
   const int m_max = std::max(m, 1000);
   const auto key = std::tuple{int(act), h, f, m_max};
@@ -122,9 +122,9 @@ const Data& data(activation act, int h, int f, int m) {
 
 struct Case {
   const char* name;
-  activation act;
+  Activation act;
   int m, h, f;
-  mlp_policy policy;
+  MlpPolicy policy;
   int split1 = 0, split2 = 0, group_m = 0;
   int sms = 0;  // 0: the device's
   bool tune = false;
@@ -147,11 +147,11 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.
 
 class OpsMlp : public bt::DeviceTest, public ::testing::WithParamInterface<Case> {
  protected:
-  template <activation A>
+  template <Activation A>
   void run_case(const Case& c);
 };
 
-template <activation A>
+template <Activation A>
 void OpsMlp::run_case(const Case& c) {
   const Data& d = data(A, c.h, c.f, c.m);
   ASSERT_LE(c.m, d.m_max);
@@ -164,7 +164,7 @@ void OpsMlp::run_case(const Case& c) {
   ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
   BT_CUDA(cudaMemcpyAsync(dx.get(), d.x.data(), size_t(m) * h * sizeof(bf16), cudaMemcpyHostToDevice, stream));
   BT_CUDA(cudaMemcpyAsync(dw2.get(), d.w2.data(), d.w2.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
-  if (A == activation::gelu) {
+  if (A == Activation::gelu) {
     BT_CUDA(cudaMemcpyAsync(dw1.get(), d.w1.data(), d.w1.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
   } else {  // gate and up, interleaved by rows for the SwiGLU-pair GEMM
     auto staged = bt::dev_alloc<bf16>(d.w1.size());
@@ -199,7 +199,7 @@ void OpsMlp::run_case(const Case& c) {
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   ASSERT_TRUE(op.ok()) << op.error().to_string();
   const ops::MlpPlan& plan = op.value()->plan();
-  if (c.policy != mlp_policy::automatic) EXPECT_EQ(plan.policy, c.policy);
+  if (c.policy != MlpPolicy::automatic) EXPECT_EQ(plan.policy, c.policy);
   const auto swapped = [](const ops::GemmForm& f) { return f.operands == ops::GemmOperands::swapped; };
   if (c.split1 > 0) EXPECT_EQ(plan.form1.split_k, c.split1);
   if (c.split2 > 0) EXPECT_EQ(plan.form2.split_k, c.split2);
@@ -254,7 +254,7 @@ void OpsMlp::run_case(const Case& c) {
   // Y and Z poisoned first, and the chain still right after them (split-K counters and tickets in
   // step). Refused for plans with semaphores.
   EXPECT_EQ(op.value()->enqueue_gemm(3, stream).code(), errc::invalid_argument);
-  if (plan.policy == mlp_policy::none) {
+  if (plan.policy == MlpPolicy::none) {
     BT_CUDA(cudaMemsetAsync(dy.get(), 0xff, size_t(m) * f * sizeof(bf16), stream));
     BT_CUDA(cudaMemsetAsync(dz.get(), 0xff, size_t(m) * h * sizeof(bf16), stream));
     BT_ASSERT_OK(op.value()->enqueue_gemm(1, stream));
@@ -273,24 +273,24 @@ void OpsMlp::run_case(const Case& c) {
 
 TEST_P(OpsMlp, MatchesReferenceOverRepeatedRuns) {
   const Case c = GetParam();
-  if (c.act == activation::gelu) {
-    run_case<activation::gelu>(c);
+  if (c.act == Activation::gelu) {
+    run_case<Activation::gelu>(c);
   } else {
-    run_case<activation::swiglu>(c);
+    run_case<Activation::swiglu>(c);
   }
 }
 
-constexpr activation G = activation::gelu, S = activation::swiglu;
-constexpr mlp_policy None = mlp_policy::none, RowP = mlp_policy::row, KB = mlp_policy::kblock,
-                     Auto = mlp_policy::automatic;
+constexpr Activation G = Activation::gelu, S = Activation::swiglu;
+constexpr MlpPolicy None = MlpPolicy::none, RowP = MlpPolicy::row, KB = MlpPolicy::kblock,
+                     Auto = MlpPolicy::automatic;
 
 // Ragged H = 520 and F = 344 for every policy and M.
 std::vector<Case> ragged_cases() {
   std::vector<Case> v;
   static std::vector<std::string> names;  // storage for the generated names
   names.reserve(64);
-  for (activation a : {G, S})
-    for (mlp_policy p : {None, RowP, KB, Auto})
+  for (Activation a : {G, S})
+    for (MlpPolicy p : {None, RowP, KB, Auto})
       for (int m : {1, 17, 200, 1000}) {
         names.push_back(std::string(a == G ? "gelu" : "swiglu") + "_" + (p == Auto ? "auto" : ops::to_string(p)) +
                         "_m" + std::to_string(m));
@@ -474,7 +474,7 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   EXPECT_NE(msg(r6).find("l2_prefetch_mb must be"), std::string::npos) << msg(r6);
   // The swapped GEMM2 has no waiting form.
   ops::MlpRunOptions o7;
-  o7.plan.policy = mlp_policy::row;
+  o7.plan.policy = MlpPolicy::row;
   o7.plan.gemm2.operands = ops::GemmOperands::swapped;
   auto r7 = TestMlp<G>::create({4, 128, 64, G}, t, stream, o7);
   ASSERT_FALSE(r7.ok());
@@ -556,7 +556,7 @@ TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache)
   o.log = false;
   o.tune_cache_file = file;
   auto run = [&](std::vector<bf16>& z, std::string& reason) {
-    auto op = TestMlp<activation::gelu>::create({m, h, f, activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
+    auto op = TestMlp<Activation::gelu>::create({m, h, f, Activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
                                                 stream, o);
     ASSERT_TRUE(op.ok()) << op.error().to_string();
     reason = op.value()->plan().reason;

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "../device_test_util.cuh"
@@ -228,7 +229,7 @@ struct TwoGemms {
 struct ChainRun {
   int iterations = 100;
   uint32_t producer_delay_ns = 0;
-  launch_schedule sched = launch_schedule::pdl;
+  LaunchSchedule sched = LaunchSchedule::pdl;
   int split1 = 1, split2 = 1;  // split-K parts of GEMM1 and GEMM2
   bool per_k_block = true;
 };
@@ -361,7 +362,7 @@ const ChainShape kTwoWaves{"two_waves", 2048, 2048, 128, 256};
 class Sm90GemmChain : public Sm90GemmChains, public ::testing::WithParamInterface<ChainShape> {};
 
 TEST_P(Sm90GemmChain, KBlockWaits100Iterations) {
-  (void)run_chain(GetParam(), ChainRun{bt::scaled(100), 0, launch_schedule::pdl});
+  (void)run_chain(GetParam(), ChainRun{bt::scaled(100), 0, LaunchSchedule::pdl});
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Sm90GemmChain, ::testing::Values(kWide, kRagged, kDecode, kTwoWaves),
@@ -383,7 +384,7 @@ class Sm90GemmSplitK : public Sm90GemmChains, public ::testing::WithParamInterfa
  protected:
   void run_case(uint32_t producer_delay_ns) {
     const SplitCase c = GetParam();
-    ChainRun run{bt::scaled(100), producer_delay_ns, launch_schedule::pdl};
+    ChainRun run{bt::scaled(100), producer_delay_ns, LaunchSchedule::pdl};
     run.split1 = c.split1;
     run.split2 = c.split2;
     run.per_k_block = c.per_k_block;
@@ -516,8 +517,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, Sm90SwiGlu,
 // Each producer tile starts its loads 0..20 us late (pseudo-random per tile and epoch), so the
 // order in which Y's tiles land changes every iteration while consumers are already running.
 TEST_F(Sm90GemmChains, RandomProducerDelays) {
-  (void)run_chain(kTwoWaves, ChainRun{bt::scaled(200), 20000, launch_schedule::pdl});
-  (void)run_chain(kRagged, ChainRun{bt::scaled(200), 20000, launch_schedule::pdl});
+  (void)run_chain(kTwoWaves, ChainRun{bt::scaled(200), 20000, LaunchSchedule::pdl});
+  (void)run_chain(kRagged, ChainRun{bt::scaled(200), 20000, LaunchSchedule::pdl});
 }
 
 // Bitwise comparison of two bf16 arrays (as 16-bit patterns: NaN poison never compares equal).
@@ -603,8 +604,8 @@ TEST_F(Sm90GemmChains, Stress10kRunsRandomDelaysSplitK) {
 
 // The serial schedule (no overlap) gives bit-identical results; prints both times for reference.
 TEST_F(Sm90GemmChains, SerialScheduleMatchesPdl) {
-  const auto pdl = run_chain(kWide, ChainRun{2, 0, launch_schedule::pdl});
-  const auto serial = run_chain(kWide, ChainRun{2, 0, launch_schedule::serial});
+  const auto pdl = run_chain(kWide, ChainRun{2, 0, LaunchSchedule::pdl});
+  const auto serial = run_chain(kWide, ChainRun{2, 0, LaunchSchedule::serial});
   ASSERT_EQ(pdl.size(), serial.size());
   EXPECT_EQ(scaled_mismatches(pdl, serial, 1.f), 0u);
 
@@ -629,7 +630,7 @@ TEST_F(Sm90GemmChains, SerialScheduleMatchesPdl) {
   cudaEvent_t e0, e1;
   BT_CUDA(cudaEventCreate(&e0));
   BT_CUDA(cudaEventCreate(&e1));
-  for (launch_schedule sc : {launch_schedule::serial, launch_schedule::pdl, launch_schedule::serial, launch_schedule::pdl}) {
+  for (LaunchSchedule sc : {LaunchSchedule::serial, LaunchSchedule::pdl, LaunchSchedule::serial, LaunchSchedule::pdl}) {
     for (int i = 0; i < 5; ++i) BT_ASSERT_OK(launch_chain(t.chain, stream, {l1.value(), l2.value()}, sc));  // warm-up
     BT_CUDA(cudaEventRecord(e0, stream));
     for (int i = 0; i < 50; ++i) BT_ASSERT_OK(launch_chain(t.chain, stream, {l1.value(), l2.value()}, sc));
@@ -637,7 +638,7 @@ TEST_F(Sm90GemmChains, SerialScheduleMatchesPdl) {
     BT_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     BT_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    std::printf("[ timing ] %s %s: %.1f us per chain\n", s.name, sc == launch_schedule::pdl ? "pdl   " : "serial", ms * 1000.f / 50);
+    std::printf("[ timing ] %s %s: %.1f us per chain\n", s.name, sc == LaunchSchedule::pdl ? "pdl   " : "serial", ms * 1000.f / 50);
   }
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);

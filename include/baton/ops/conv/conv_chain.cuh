@@ -93,7 +93,7 @@ class Conv2dChain {
       BATON_CUDA_TRY(cudaGetDevice(&dev));
       BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
-    if (o.tune && o.plan.policy == conv_policy::automatic) return tuned_(shape, t, stream, o, sms);
+    if (o.tune && o.plan.policy == ConvChainPolicy::automatic) return tuned_(shape, t, stream, o, sms);
     auto plan = plan_conv_chain(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Conv2dChain> op(new Conv2dChain());
@@ -183,10 +183,10 @@ class Conv2dChain {
       BATON_TRY((sm90::Conv<C, PlainStage>::can_implement(a2).with_context("conv2")));
       return Kernels::template launch<C, std::remove_cvref_t<decltype(stage)>, decltype(wait)>(stage, a2);
     };
-    const bool residual = s.block == conv_block::resnet_basic;
-    if (plan_.policy == conv_policy::tile || plan_.policy == conv_policy::kblock) {
+    const bool residual = s.block == ConvBlock::resnet_basic;
+    if (plan_.policy == ConvChainPolicy::tile || plan_.policy == ConvChainPolicy::kblock) {
       const Policy policy{conv_gen::conv1_grid(gp), conv_gen::conv1_to_conv2_footprint(gp),
-                          plan_.policy == conv_policy::kblock};
+                          plan_.policy == ConvChainPolicy::kblock};
       auto s1 = chain_.add_stage("conv1", g, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
       auto s2 = chain_.add_stage("conv2", g, order, {.reads = {"Y", "W2", "X"}, .writes = {"Out"}});
       auto e = chain_.add_edge(s1, s2, policy, conv_gen::conv1_to_conv2_exact_relation(gp));
@@ -199,12 +199,12 @@ class Conv2dChain {
       l1 = Kernels::template launch<ReluConfig, ProducerStage, sm90::grid_wait::none>(st1.value(), a1);
       l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::none{})
                     : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::none{});
-      sched_ = launch_schedule::pdl;
+      sched_ = LaunchSchedule::pdl;
     } else {
       // none: the kernel boundary orders the convolutions. PDL: conv2's CTAs start as conv1's last
       // ones run, load their filters, then wait (griddepcontrol.wait) before their first load of Y.
       const bool pdl = plan_.launch == ConvLaunch::pdl;
-      sched_ = pdl ? launch_schedule::pdl : launch_schedule::serial;
+      sched_ = pdl ? LaunchSchedule::pdl : LaunchSchedule::serial;
       auto s1 = chain_.add_stage("conv1", g, order);
       auto s2 = chain_.add_stage("conv2", g, order);
       BATON_TRY(chain_.validate());
@@ -259,14 +259,14 @@ class Conv2dChain {
                     lau) != 5)
       return std::nullopt;
     const std::string p = pol;
-    if (p == "none") o.policy = conv_policy::none;
-    else if (p == "tile") o.policy = conv_policy::tile;
-    else if (p == "kblock") o.policy = conv_policy::kblock;
+    if (p == "none") o.policy = ConvChainPolicy::none;
+    else if (p == "tile") o.policy = ConvChainPolicy::tile;
+    else if (p == "kblock") o.policy = ConvChainPolicy::kblock;
     else return std::nullopt;
     o.split_k1 = s1;
     o.split_k2 = s2;
     o.group_m = gm;
-    if (o.policy == conv_policy::none) o.launch = std::string(lau) == "serial" ? ConvLaunch::serial : ConvLaunch::pdl;
+    if (o.policy == ConvChainPolicy::none) o.launch = std::string(lau) == "serial" ? ConvLaunch::serial : ConvLaunch::pdl;
     return o;
   }
 
@@ -298,22 +298,22 @@ class Conv2dChain {
     }
     const ConvChainPlan& bp = base.value();
     std::vector<ConvChainOptions> cands;
-    auto add = [&](conv_policy p, int s1, int s2, std::optional<ConvLaunch> l) {
+    auto add = [&](ConvChainPolicy p, int s1, int s2, std::optional<ConvLaunch> l) {
       ConvChainOptions c = o.plan;
       c.policy = p;
       c.split_k1 = o.plan.split_k1.value_or(s1);
       c.split_k2 = o.plan.split_k2.value_or(s2);
       c.group_m = bp.group_m;
-      c.launch = p == conv_policy::none ? l : std::nullopt;
+      c.launch = p == ConvChainPolicy::none ? l : std::nullopt;
       if (std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
     };
     // The planned chain first (kept unless another is > 2% faster).
-    add(bp.policy, bp.split_k1, bp.split_k2, bp.policy == conv_policy::none ? std::optional(bp.launch) : std::nullopt);
+    add(bp.policy, bp.split_k1, bp.split_k2, bp.policy == ConvChainPolicy::none ? std::optional(bp.launch) : std::nullopt);
     for (auto [s1, s2] : {std::pair{bp.split_k1, bp.split_k2}, std::pair{1, 1}}) {
-      add(conv_policy::none, s1, s2, ConvLaunch::pdl);
-      add(conv_policy::none, s1, s2, ConvLaunch::serial);
-      add(conv_policy::kblock, s1, s2, std::nullopt);
-      add(conv_policy::tile, s1, s2, std::nullopt);
+      add(ConvChainPolicy::none, s1, s2, ConvLaunch::pdl);
+      add(ConvChainPolicy::none, s1, s2, ConvLaunch::serial);
+      add(ConvChainPolicy::kblock, s1, s2, std::nullopt);
+      add(ConvChainPolicy::tile, s1, s2, std::nullopt);
     }
     std::vector<std::unique_ptr<Conv2dChain>> ops;
     for (const ConvChainOptions& c : cands) {
@@ -379,7 +379,7 @@ class Conv2dChain {
   void* sw1_ = nullptr;
   void* sw2_ = nullptr;
   std::vector<StageLaunch> launches_;
-  launch_schedule sched_ = launch_schedule::pdl;
+  LaunchSchedule sched_ = LaunchSchedule::pdl;
 };
 
 // The op over baton::conv_kernels (link it; nothing is instantiated where this is used).

@@ -7,7 +7,7 @@
 //   vgg_pair      Y = ReLU(conv(X, W1) + b1);  Out = ReLU(conv(Y, W2) + b2)
 // X [n, h, w, c], W1 [k, 3, 3, c], W2 [k, 3, 3, k], b1, b2 [k], Y and Out [n, h, w, k].
 //
-// Policies (conv_policy):
+// Policies (ConvChainPolicy):
 //   none    no semaphores: conv2 PDL-launched behind conv1 (its filters stream first, then
 //           griddepcontrol.wait before its first load of Y), or two plain launches (ConvLaunch)
 //   tile    conv2's tile waits, before its first load of Y, for every conv1 tile its 3x3 halo reads
@@ -26,16 +26,16 @@
 
 namespace baton::ops {
 
-enum class conv_block { resnet_basic, vgg_pair };
-enum class conv_policy { automatic, none, tile, kblock };
+enum class ConvBlock { resnet_basic, vgg_pair };
+enum class ConvChainPolicy { automatic, none, tile, kblock };
 enum class ConvLaunch { pdl, serial };  // policy none: conv2 PDL-launched, or after conv1
 
-constexpr const char* to_string(conv_block b) { return b == conv_block::resnet_basic ? "resnet_basic" : "vgg_pair"; }
-constexpr const char* to_string(conv_policy p) {
+constexpr const char* to_string(ConvBlock b) { return b == ConvBlock::resnet_basic ? "resnet_basic" : "vgg_pair"; }
+constexpr const char* to_string(ConvChainPolicy p) {
   switch (p) {
-    case conv_policy::automatic: return "automatic";
-    case conv_policy::none: return "none";
-    case conv_policy::tile: return "tile";
+    case ConvChainPolicy::automatic: return "automatic";
+    case ConvChainPolicy::none: return "none";
+    case ConvChainPolicy::tile: return "tile";
     default: return "kblock";
   }
 }
@@ -48,7 +48,7 @@ struct ConvChainShape {
   int n = 1, h = 0, w = 0;  // batch and image
   int c = 0;                // input channels
   int k = 0;                // output channels of both convolutions (resnet_basic: k == c)
-  conv_block block = conv_block::resnet_basic;
+  ConvBlock block = ConvBlock::resnet_basic;
   int stride = 1, pad = 1;  // the op's kernels: 1 and 1 only (checked)
   std::string str() const {
     return std::string(to_string(block)) + " n=" + std::to_string(n) + " h=" + std::to_string(h) +
@@ -71,7 +71,7 @@ struct ConvChainShape {
   if (s.c % 8 != 0 || s.k % 8 != 0)
     return status(errc::not_supported, what + "c and k must be multiples of 8 (TMA needs 16-byte channel strides); "
                                               "pad the channels with zeros");
-  if (s.block == conv_block::resnet_basic && s.c != s.k)
+  if (s.block == ConvBlock::resnet_basic && s.c != s.k)
     return status(errc::invalid_argument, what + "a ResNet basic block adds X to conv2's output: c must equal k (a "
                                                  "projection shortcut is not this op)");
   if (s.pixels() > int64_t(INT32_MAX) / 2)
@@ -80,7 +80,7 @@ struct ConvChainShape {
 }
 
 struct ConvChainOptions {
-  conv_policy policy = conv_policy::automatic;
+  ConvChainPolicy policy = ConvChainPolicy::automatic;
   std::optional<int> split_k1, split_k2;  // each convolution's split-K parts (empty: the plan's)
   std::optional<int> group_m;             // the tile order, Grouped{group_m} (1: row-major)
   std::optional<ConvLaunch> launch;       // policy none only
@@ -89,7 +89,7 @@ struct ConvChainOptions {
 
 struct ConvChainPlan {
   ConvChainShape shape{};
-  conv_policy policy = conv_policy::none;
+  ConvChainPolicy policy = ConvChainPolicy::none;
   int split_k1 = 1, split_k2 = 1;
   int group_m = 1;
   ConvLaunch launch = ConvLaunch::pdl;
@@ -97,7 +97,7 @@ struct ConvChainPlan {
   std::string log_line() const {
     return "baton::ops::Conv2dChain " + shape.str() + ": policy " + to_string(policy) + ", split-K " +
            std::to_string(split_k1) + "/" + std::to_string(split_k2) + ", Grouped{" + std::to_string(group_m) + "}" +
-           (policy == conv_policy::none ? std::string(", ") + to_string(launch) : std::string()) + " (" + reason + ")";
+           (policy == ConvChainPolicy::none ? std::string(", ") + to_string(launch) : std::string()) + " (" + reason + ")";
   }
 };
 
@@ -137,22 +137,22 @@ constexpr int conv_split_k(int tiles, int k_blocks, int sms) {
   BATON_TRY(check_split(o.split_k2, s.k_blocks2(), "split_k2"));
   if (o.group_m && *o.group_m < 1)
     return status(errc::invalid_argument, "baton::ops::Conv2dChain: group_m must be >= 1");
-  if (o.launch && o.policy != conv_policy::none)
+  if (o.launch && o.policy != ConvChainPolicy::none)
     return status(errc::invalid_argument, "baton::ops::Conv2dChain: launch is for policy none (the waiting "
                                           "policies always PDL-launch conv2)");
   p.split_k1 = o.split_k1.value_or(conv_split_k(tiles, s.k_blocks1(), sms));
   p.split_k2 = o.split_k2.value_or(conv_split_k(tiles, s.k_blocks2(), sms));
   p.group_m = o.group_m.value_or(1);
   p.launch = o.launch.value_or(ConvLaunch::pdl);
-  if (o.policy != conv_policy::automatic) {
+  if (o.policy != ConvChainPolicy::automatic) {
     p.policy = o.policy;
     p.reason = "asked";
   } else if (int64_t(tiles) * p.split_k2 <= sms) {
-    p.policy = conv_policy::kblock;
+    p.policy = ConvChainPolicy::kblock;
     p.reason = "conv2's " + std::to_string(tiles * p.split_k2) + " CTAs fit in one wave of " + std::to_string(sms) +
                " SMs: per-k-block halo waits";
   } else {
-    p.policy = conv_policy::none;
+    p.policy = ConvChainPolicy::none;
     p.reason = std::to_string(tiles * p.split_k2) + " CTAs per convolution exceed one wave of " +
                std::to_string(sms) + " SMs: PDL, no semaphores";
   }
