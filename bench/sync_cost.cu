@@ -184,9 +184,9 @@ bool run_shape(const Args& args, int T, cudaStream_t stream, std::vector<bench::
     return o;
   };
   std::vector<StageLaunch> sync_l, nosync_l, nosync_pdl_l;
-  using S0 = Stage<RowMajor, outputs<P>, inputs<>>;
-  using SM = Stage<RowMajor, outputs<P>, inputs<P>>;
-  using SL = Stage<RowMajor, outputs<>, inputs<P>>;
+  using S0 = Stage<RowMajor, Outputs<P>, Inputs<>>;
+  using SM = Stage<RowMajor, Outputs<P>, Inputs<P>>;
+  using SL = Stage<RowMajor, Outputs<>, Inputs<P>>;
   for (int i = 0; i < N; ++i) {
     const float add = i == 0 ? 0.f : 1.f;
     const dim3 grid{unsigned(T)}, block{256};

@@ -236,12 +236,12 @@ class Chain {
   // Kernel-side stage object for stage `s`, producing the `outs` edges and consuming the `ins`
   // edges. Every edge into `s` must be bound (else its reads would be unsynchronized).
   template <class O, class... OutPs, class... InPs>
-  [[nodiscard]] result<Stage<O, outputs<OutPs...>, inputs<InPs...>>> bind(const StageRef<O>& s, void* workspace,
+  [[nodiscard]] result<Stage<O, Outputs<OutPs...>, Inputs<InPs...>>> bind(const StageRef<O>& s, void* workspace,
                                                                           size_t workspace_size,
                                                                           const out_refs<OutPs...>& o,
                                                                           const in_refs<InPs...>& i,
                                                                           BindOptions opt = {}) const {
-    using S = Stage<O, outputs<OutPs...>, inputs<InPs...>>;
+    using S = Stage<O, Outputs<OutPs...>, Inputs<InPs...>>;
     if (!validated_) return status(errc::invalid_chain, "bind() before a successful validate()");
     if (s.index < 0 || s.index >= num_stages()) return status(errc::invalid_chain, "bind(): unknown stage");
     const std::string sn = "stage '" + stages_[size_t(s.index)].name + "'";

@@ -1,6 +1,6 @@
 // baton/stage.hpp — a stage of a chain: tile(), wait(), post(). Host + device.
 //
-//   using S = baton::Stage<RowMajor, outputs<RowPolicy<GemmA>>, inputs<TilePolicy<Identity>>>;
+//   using S = baton::Stage<RowMajor, Outputs<RowPolicy<GemmA>>, Inputs<TilePolicy<Identity>>>;
 //   __global__ void k(S s, ...) {
 //     auto a = s.tile();                 // which tile this CTA computes (ticket + order), epoch
 //     if (!s.wait(a)) return;            // wait for the producer tiles this tile reads
@@ -30,10 +30,16 @@
 
 namespace baton {
 
+// The policies of the edges a stage produces (Outputs) and consumes (Inputs), in edge order.
 template <class... Ps>
-struct outputs {};
+struct Outputs {};
 template <class... Ps>
-struct inputs {};
+struct Inputs {};
+// The old spellings (docs/naming.md).
+template <class... Ps>
+using outputs [[deprecated("renamed Outputs, docs/naming.md")]] = Outputs<Ps...>;
+template <class... Ps>
+using inputs [[deprecated("renamed Inputs, docs/naming.md")]] = Inputs<Ps...>;
 
 template <class P>
 struct OutEdge {
@@ -78,11 +84,11 @@ BATON_HOST_DEVICE constexpr const auto& get(const L& l) {
 template <class T>
 struct is_outputs : std::false_type {};
 template <class... Ps>
-struct is_outputs<outputs<Ps...>> : std::true_type {};
+struct is_outputs<Outputs<Ps...>> : std::true_type {};
 template <class T>
 struct is_inputs : std::false_type {};
 template <class... Ps>
-struct is_inputs<inputs<Ps...>> : std::true_type {};
+struct is_inputs<Inputs<Ps...>> : std::true_type {};
 }  // namespace detail
 
 // What tile() hands a CTA.
@@ -166,23 +172,23 @@ BATON_HOST_DEVICE bool wait_geq(const uint32_t* sem, uint32_t target, const Wait
   }
 }
 
-template <TileOrder Order, class Outs = outputs<>, class Ins = inputs<>>
+template <TileOrder Order, class Outs = Outputs<>, class Ins = Inputs<>>
 struct Stage {
   static_assert(detail::is_outputs<Outs>::value,
-                "baton::Stage<Order, Outs, Ins>: Outs must be baton::outputs<Policy...> "
+                "baton::Stage<Order, Outs, Ins>: Outs must be baton::Outputs<Policy...> "
                 "(the policies of the edges this stage produces)");
   static_assert(detail::is_inputs<Ins>::value,
-                "baton::Stage<Order, Outs, Ins>: Ins must be baton::inputs<Policy...> "
+                "baton::Stage<Order, Outs, Ins>: Ins must be baton::Inputs<Policy...> "
                 "(the policies of the edges this stage consumes)");
 };
 
 template <TileOrder Order, class... OutPs, class... InPs>
-struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
+struct Stage<Order, Outputs<OutPs...>, Inputs<InPs...>> {
   static_assert((SyncPolicy<OutPs> && ...),
-                "baton::Stage: every type in outputs<...> must satisfy baton::SyncPolicy "
+                "baton::Stage: every type in Outputs<...> must satisfy baton::SyncPolicy "
                 "(producer_grid, num_semaphores, post_index, k_blocks, for_each_wait)");
   static_assert((SyncPolicy<InPs> && ...),
-                "baton::Stage: every type in inputs<...> must satisfy baton::SyncPolicy "
+                "baton::Stage: every type in Inputs<...> must satisfy baton::SyncPolicy "
                 "(producer_grid, num_semaphores, post_index, k_blocks, for_each_wait)");
 
   static constexpr int num_outputs = sizeof...(OutPs);
@@ -263,7 +269,7 @@ struct Stage<Order, outputs<OutPs...>, inputs<InPs...>> {
   // for TMA stores).
   BATON_HOST_DEVICE void post_leader(const Assignment& a) const {
     static_assert(num_outputs > 0,
-                  "baton::Stage::post: this stage has no outputs<...>; it is the last stage of its "
+                  "baton::Stage::post: this stage has no Outputs<...>; it is the last stage of its "
                   "chain and has nothing to publish");
     post_all_(a, std::make_integer_sequence<int, num_outputs>{});
     record_end_leader(a);

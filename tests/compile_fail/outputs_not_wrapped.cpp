@@ -1,5 +1,5 @@
-// EXPECT: Outs must be baton::outputs<Policy...>
-// Passing a policy where outputs<...> is expected (a stage wired with the wrong list).
+// EXPECT: Outs must be baton::Outputs<Policy...>
+// Passing a policy where Outputs<...> is expected (a stage wired with the wrong list).
 #include "baton/stage.hpp"
 
 using P = baton::TilePolicy<baton::footprint::Identity>;

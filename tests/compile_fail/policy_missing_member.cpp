@@ -8,4 +8,4 @@ struct HalfAPolicy {
   int post_index(baton::Tile) const { return 0; }
 };
 
-baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<HalfAPolicy>> s;
+baton::Stage<baton::RowMajor, baton::Outputs<>, baton::Inputs<HalfAPolicy>> s;

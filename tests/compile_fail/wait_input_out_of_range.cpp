@@ -3,7 +3,7 @@
 #include "baton/stage.hpp"
 
 using P = baton::TilePolicy<baton::footprint::Identity>;
-bool f(const baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<P>>& s) {
+bool f(const baton::Stage<baton::RowMajor, baton::Outputs<>, baton::Inputs<P>>& s) {
   baton::Assignment a;
   return s.wait_input_leader<1>(a, 0);
 }

@@ -434,7 +434,7 @@ TEST_F(Chains, WatchdogReportsUnsoundPolicy) {
   // Hand-wired consumer with the bad policy and a 20 ms watchdog.
   auto good = rc.chain.bind(rc.b, ws, rc.chain.workspace_bytes(), outs(), ins(rc.e), BindOptions{20'000'000ull});
   ASSERT_TRUE(good.ok());
-  Stage<RowMajor, outputs<>, inputs<GreedyRowPolicy>> s;
+  Stage<RowMajor, Outputs<>, Inputs<GreedyRowPolicy>> s;
   s.grid = good.value().grid;
   s.ticket = good.value().ticket;
   s.error = good.value().error;

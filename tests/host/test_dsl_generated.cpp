@@ -69,10 +69,10 @@ TEST(BatoncGenerated, PoliciesFollowTheParameters) {
   static_assert(std::is_same_v<transposed::produce_to_transpose_policy, baton::TilePolicy<baton::dsl::AffineFootprint>>);
   static_assert(std::is_same_v<grouping::produce_to_reduce_policy, baton::GroupPolicy<baton::dsl::AffineFootprint>>);
   // Stage types wire the policies: chain3's middle stage waits on one edge and posts for the next.
-  static_assert(std::is_same_v<chain3::down_stage, baton::Stage<baton::RowMajor, baton::outputs<chain3::down_to_residual_policy>,
-                                                                baton::inputs<chain3::up_to_down_policy>>>);
-  static_assert(std::is_same_v<gemm_row::gemm1_stage, baton::Stage<baton::RowMajor, baton::outputs<gemm_row::gemm1_to_gemm2_policy>,
-                                                                   baton::inputs<>>>);
+  static_assert(std::is_same_v<chain3::down_stage, baton::Stage<baton::RowMajor, baton::Outputs<chain3::down_to_residual_policy>,
+                                                                baton::Inputs<chain3::up_to_down_policy>>>);
+  static_assert(std::is_same_v<gemm_row::gemm1_stage, baton::Stage<baton::RowMajor, baton::Outputs<gemm_row::gemm1_to_gemm2_policy>,
+                                                                   baton::Inputs<>>>);
 }
 
 // ops::Mlp's hand-written policies (RowPolicy / KBlockPolicy over footprint::GemmA, on the grids

@@ -791,9 +791,9 @@ struct TooManyPosts {
 static_assert(baton::SyncPolicy<TooManyPosts>);
 
 // Binds the consumer by hand (validate() would reject TooManyPosts) onto the chain's workspace.
-baton::Stage<RowMajor, baton::outputs<>, baton::inputs<TooManyPosts>> manual_consumer(IdCopy& fx,
+baton::Stage<RowMajor, baton::Outputs<>, baton::Inputs<TooManyPosts>> manual_consumer(IdCopy& fx,
                                                                                       uint64_t watchdog_ns) {
-  baton::Stage<RowMajor, baton::outputs<>, baton::inputs<TooManyPosts>> s;
+  baton::Stage<RowMajor, baton::Outputs<>, baton::Inputs<TooManyPosts>> s;
   unsigned char* base = fx.ws.data();
   s.grid = fx.G;
   s.ticket = reinterpret_cast<uint64_t*>(base + fx.chain.ticket_offset(fx.b.index));

@@ -34,7 +34,7 @@ using baton::RowMajor;
 using baton::Tile;
 
 template <class P>
-using Consumer = baton::Stage<RowMajor, baton::outputs<>, baton::inputs<P>>;
+using Consumer = baton::Stage<RowMajor, baton::Outputs<>, baton::Inputs<P>>;
 
 // A consumer stage bound by hand onto a semaphore array.
 template <class P>

@@ -147,11 +147,11 @@ constexpr Row row_policy(int m, int hidden, int ffn) {
   return A == Activation::swiglu ? mlp_gen::swiglu_up_to_swiglu_down_row(gen_params(m, hidden, ffn))
                                  : mlp_gen::gelu_up_to_gelu_down_row(gen_params(m, hidden, ffn));
 }
-using PlainStage = Stage<Grouped, outputs<>, inputs<>>;
+using PlainStage = Stage<Grouped, Outputs<>, Inputs<>>;
 template <class P>
-using ProducerStage = Stage<Grouped, outputs<P>, inputs<>>;
+using ProducerStage = Stage<Grouped, Outputs<P>, Inputs<>>;
 template <class P>
-using ConsumerStage = Stage<Grouped, outputs<>, inputs<P>>;
+using ConsumerStage = Stage<Grouped, Outputs<>, Inputs<P>>;
 
 // The default kernel set: instantiated where Mlp<A> is used.
 template <Activation A>

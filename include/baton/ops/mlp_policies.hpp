@@ -188,10 +188,10 @@ static_assert(swiglu_up_to_swiglu_down_policy_footprint().invalid_reason() == nu
 static_assert(swiglu_up_to_swiglu_down().k_blocks() == swiglu_down_k_blocks(), "swiglu_up -> swiglu_down: k-blocks differ");
 static_assert(swiglu_up_to_swiglu_down().producer_grid() == swiglu_up_grid(), "swiglu_up -> swiglu_down: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using gelu_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<gelu_up_to_gelu_down_policy>, ::baton::inputs<>>;
-using gelu_down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<gelu_up_to_gelu_down_policy>>;
-using swiglu_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<swiglu_up_to_swiglu_down_policy>, ::baton::inputs<>>;
-using swiglu_down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<swiglu_up_to_swiglu_down_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using gelu_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<gelu_up_to_gelu_down_policy>, ::baton::Inputs<>>;
+using gelu_down_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<gelu_up_to_gelu_down_policy>>;
+using swiglu_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<swiglu_up_to_swiglu_down_policy>, ::baton::Inputs<>>;
+using swiglu_down_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<swiglu_up_to_swiglu_down_policy>>;
 
 }  // namespace baton::ops::mlp_gen

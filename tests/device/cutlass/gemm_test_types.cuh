@@ -16,8 +16,8 @@ using bf16 = ::cutlass::bfloat16_t;
 // Per-k-block waits: consumer k-block k waits only for the producer tiles holding A's columns
 // [64k, 64k + 64) of its 128 rows.
 using Edge = baton::KBlockPolicy<baton::footprint::GemmA>;
-using ProducerStage = baton::Stage<baton::RowMajor, baton::outputs<Edge>, baton::inputs<>>;  // posts per tile
-using ConsumerStage = baton::Stage<baton::RowMajor, baton::outputs<>, baton::inputs<Edge>>;  // waits per k-block
+using ProducerStage = baton::Stage<baton::RowMajor, baton::Outputs<Edge>, baton::Inputs<>>;  // posts per tile
+using ConsumerStage = baton::Stage<baton::RowMajor, baton::Outputs<>, baton::Inputs<Edge>>;  // waits per k-block
 
 [[nodiscard]] baton::result<baton::StageLaunch> producer_launch(const ProducerStage& stage, const Args& args);
 

@@ -113,8 +113,8 @@ static_assert(qkv_to_attention_footprint().invalid_reason() == nullptr, "qkv -> 
 static_assert(qkv_to_attention().k_blocks() == attention_k_blocks(), "qkv -> attention: k-blocks differ");
 static_assert(qkv_to_attention().producer_grid() == qkv_grid(), "qkv -> attention: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using qkv_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<qkv_to_attention_policy>, ::baton::inputs<>>;
-using attention_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<qkv_to_attention_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using qkv_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<qkv_to_attention_policy>, ::baton::Inputs<>>;
+using attention_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<qkv_to_attention_policy>>;
 
 }  // namespace baton_gen::attention

@@ -195,9 +195,9 @@ static_assert(attention_to_oproj_policy_footprint().invalid_reason() == nullptr,
 static_assert(attention_to_oproj().k_blocks() == oproj_k_blocks(), "attention -> oproj: k-blocks differ");
 static_assert(attention_to_oproj().producer_grid() == attention_grid(), "attention -> oproj: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using qkv_stage = ::baton::Stage<::baton::ColumnMajor, ::baton::outputs<qkv_to_attention_policy>, ::baton::inputs<>>;
-using attention_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<attention_to_oproj_policy>, ::baton::inputs<qkv_to_attention_policy>>;
-using oproj_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<attention_to_oproj_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using qkv_stage = ::baton::Stage<::baton::ColumnMajor, ::baton::Outputs<qkv_to_attention_policy>, ::baton::Inputs<>>;
+using attention_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<attention_to_oproj_policy>, ::baton::Inputs<qkv_to_attention_policy>>;
+using oproj_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<attention_to_oproj_policy>>;
 
 }  // namespace baton_gen::causal_attention

@@ -170,9 +170,9 @@ static_assert(down_to_residual_footprint().invalid_reason() == nullptr, "down ->
 static_assert(down_to_residual().k_blocks() == residual_k_blocks(), "down -> residual: k-blocks differ");
 static_assert(down_to_residual().producer_grid() == down_grid(), "down -> residual: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<up_to_down_policy>, ::baton::inputs<>>;
-using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<down_to_residual_policy>, ::baton::inputs<up_to_down_policy>>;
-using residual_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<down_to_residual_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using up_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<up_to_down_policy>, ::baton::Inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<down_to_residual_policy>, ::baton::Inputs<up_to_down_policy>>;
+using residual_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<down_to_residual_policy>>;
 
 }  // namespace baton_gen::chain3

@@ -102,8 +102,8 @@ static_assert(pointwise_to_down_footprint().invalid_reason() == nullptr, "pointw
 static_assert(pointwise_to_down().k_blocks() == down_k_blocks(), "pointwise -> down: k-blocks differ");
 static_assert(pointwise_to_down().producer_grid() == pointwise_grid(), "pointwise -> down: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using pointwise_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<pointwise_to_down_policy>, ::baton::inputs<>>;
-using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<pointwise_to_down_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using pointwise_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<pointwise_to_down_policy>, ::baton::Inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<pointwise_to_down_policy>>;
 
 }  // namespace baton_gen::conv_stride2

@@ -103,8 +103,8 @@ static_assert(gemm1_to_gemm2_policy_footprint().invalid_reason() == nullptr, "ge
 static_assert(gemm1_to_gemm2().k_blocks() == gemm2_k_blocks(), "gemm1 -> gemm2: k-blocks differ");
 static_assert(gemm1_to_gemm2().producer_grid() == gemm1_grid(), "gemm1 -> gemm2: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using gemm1_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<gemm1_to_gemm2_policy>, ::baton::inputs<>>;
-using gemm2_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<gemm1_to_gemm2_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using gemm1_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<gemm1_to_gemm2_policy>, ::baton::Inputs<>>;
+using gemm2_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<gemm1_to_gemm2_policy>>;
 
 }  // namespace baton_gen::gemm_row

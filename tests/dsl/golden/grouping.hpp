@@ -68,8 +68,8 @@ static_assert(produce_to_reduce_footprint().invalid_reason() == nullptr, "produc
 static_assert(produce_to_reduce().k_blocks() == reduce_k_blocks(), "produce -> reduce: k-blocks differ");
 static_assert(produce_to_reduce().producer_grid() == produce_grid(), "produce -> reduce: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using produce_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<produce_to_reduce_policy>, ::baton::inputs<>>;
-using reduce_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<produce_to_reduce_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using produce_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<produce_to_reduce_policy>, ::baton::Inputs<>>;
+using reduce_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<produce_to_reduce_policy>>;
 
 }  // namespace baton_gen::grouping

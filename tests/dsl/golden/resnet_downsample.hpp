@@ -320,10 +320,10 @@ static_assert(proj_to_conv2_footprint().invalid_reason() == nullptr, "proj -> co
 static_assert(proj_to_conv2().k_blocks() == conv2_k_blocks(), "proj -> conv2: k-blocks differ");
 static_assert(proj_to_conv2().producer_grid() == proj_grid(), "proj -> conv2: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using prev_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<prev_to_conv1_policy, prev_to_proj_policy>, ::baton::inputs<>>;
-using conv1_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<conv1_to_conv2_policy>, ::baton::inputs<prev_to_conv1_policy>>;
-using proj_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<proj_to_conv2_policy>, ::baton::inputs<prev_to_proj_policy>>;
-using conv2_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<conv1_to_conv2_policy, proj_to_conv2_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using prev_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<prev_to_conv1_policy, prev_to_proj_policy>, ::baton::Inputs<>>;
+using conv1_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<conv1_to_conv2_policy>, ::baton::Inputs<prev_to_conv1_policy>>;
+using proj_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<proj_to_conv2_policy>, ::baton::Inputs<prev_to_proj_policy>>;
+using conv2_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<conv1_to_conv2_policy, proj_to_conv2_policy>>;
 
 }  // namespace baton_gen::resnet_downsample

@@ -103,8 +103,8 @@ static_assert(gate_up_to_down_policy_footprint().invalid_reason() == nullptr, "g
 static_assert(gate_up_to_down().k_blocks() == down_k_blocks(), "gate_up -> down: k-blocks differ");
 static_assert(gate_up_to_down().producer_grid() == gate_up_grid(), "gate_up -> down: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using gate_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<gate_up_to_down_policy>, ::baton::inputs<>>;
-using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<gate_up_to_down_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using gate_up_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<gate_up_to_down_policy>, ::baton::Inputs<>>;
+using down_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<gate_up_to_down_policy>>;
 
 }  // namespace baton_gen::swiglu

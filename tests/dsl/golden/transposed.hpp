@@ -96,8 +96,8 @@ static_assert(produce_to_transpose_footprint().invalid_reason() == nullptr, "pro
 static_assert(produce_to_transpose().k_blocks() == transpose_k_blocks(), "produce -> transpose: k-blocks differ");
 static_assert(produce_to_transpose().producer_grid() == produce_grid(), "produce -> transpose: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using produce_stage = ::baton::Stage<::baton::ColumnMajor, ::baton::outputs<produce_to_transpose_policy>, ::baton::inputs<>>;
-using transpose_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<produce_to_transpose_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using produce_stage = ::baton::Stage<::baton::ColumnMajor, ::baton::Outputs<produce_to_transpose_policy>, ::baton::Inputs<>>;
+using transpose_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<produce_to_transpose_policy>>;
 
 }  // namespace baton_gen::transposed

@@ -108,8 +108,8 @@ static_assert(conv1_to_conv2_footprint().invalid_reason() == nullptr, "conv1 -> 
 static_assert(conv1_to_conv2().k_blocks() == conv2_k_blocks(), "conv1 -> conv2: k-blocks differ");
 static_assert(conv1_to_conv2().producer_grid() == conv1_grid(), "conv1 -> conv2: grids differ");
 
-// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)
-using conv1_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<conv1_to_conv2_policy>, ::baton::inputs<>>;
-using conv2_stage = ::baton::Stage<::baton::RowMajor, ::baton::outputs<>, ::baton::inputs<conv1_to_conv2_policy>>;
+// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)
+using conv1_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<conv1_to_conv2_policy>, ::baton::Inputs<>>;
+using conv2_stage = ::baton::Stage<::baton::RowMajor, ::baton::Outputs<>, ::baton::Inputs<conv1_to_conv2_policy>>;
 
 }  // namespace baton::ops::conv_gen

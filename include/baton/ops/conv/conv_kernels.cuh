@@ -32,9 +32,9 @@ inline constexpr int kTileM = ReluConfig::tile_m, kTileN = ReluConfig::tile_n, k
 
 // The edge's policy type: batonc's tile policy over its affine footprint (conv_chain_policies.hpp).
 using Policy = TilePolicy<dsl::AffineFootprint>;
-using PlainStage = Stage<Grouped, outputs<>, inputs<>>;
-using ProducerStage = Stage<Grouped, outputs<Policy>, inputs<>>;
-using ConsumerStage = Stage<Grouped, outputs<>, inputs<Policy>>;
+using PlainStage = Stage<Grouped, Outputs<>, Inputs<>>;
+using ProducerStage = Stage<Grouped, Outputs<Policy>, Inputs<>>;
+using ConsumerStage = Stage<Grouped, Outputs<>, Inputs<Policy>>;
 
 // The launches a kernel set provides (Kernels::launch<Config, Stage, Wait>(stage, args)).
 template <class K>

@@ -10,7 +10,7 @@
 //   <p>_to_<c>_<kind>(p)      every other sound candidate (row, kblock, ...), proven as well;
 //   <p>_to_<c>_relation(p)    the dependency relation for baton::Chain::add_edge (deps::from_boxes,
 //                             the union of the reads' boxes, where the policies wait on it);
-//   <stage>_stage             baton::Stage<order, outputs<its out-edges' policies>, inputs<its in-edges'>>;
+//   <stage>_stage             baton::Stage<order, Outputs<its out-edges' policies>, Inputs<its in-edges'>>;
 // plus static_asserts that the policies satisfy SyncPolicy and agree with the grids.
 #pragma once
 
@@ -266,7 +266,7 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
     h += "static_assert(" + id + "().producer_grid() == " + ps.name + "_grid(), \"" + e.label + ": grids differ\");\n";
   }
   // Stage types: each stage's order, the policies it posts for (outputs) and waits on (inputs).
-  h += "\n// ---- stage types (baton::Stage<Order, outputs<...>, inputs<...>>)\n";
+  h += "\n// ---- stage types (baton::Stage<Order, Outputs<...>, Inputs<...>>)\n";
   for (size_t s = 0; s < a.stages.size(); ++s) {
     const StageInfo& st = a.stages[s];
     const OrderChoice& oc = a.orders[s];
@@ -277,7 +277,7 @@ inline std::string emit_header(const Analysis& a, const EmitOptions& o = {}) {
       if (e.producer == int(s)) outs += (outs.empty() ? "" : ", ") + id;
       if (e.consumer == int(s)) ins += (ins.empty() ? "" : ", ") + id;
     }
-    h += "using " + st.name + "_stage = ::baton::Stage<" + order + ", ::baton::outputs<" + outs + ">, ::baton::inputs<" + ins + ">>;\n";
+    h += "using " + st.name + "_stage = ::baton::Stage<" + order + ", ::baton::Outputs<" + outs + ">, ::baton::Inputs<" + ins + ">>;\n";
   }
   h += "\n}  // namespace " + ns + "\n";
   return h;
