@@ -23,7 +23,9 @@ template <baton::sm90::GridWait Wait, class S, class C>
 baton::result<baton::StageLaunch> compiled(const S& s, const baton::sm90::GemmArguments<C>& a) {
   return baton::ops::mlp_kernels::compiled_launch<C, S, Wait>(s, a);
 }
-namespace grid_wait = baton::sm90::grid_wait;
+using baton::sm90::GridWaitBeforeA;
+using baton::sm90::GridWaitBeforeLoads;
+using baton::sm90::NoGridWait;
 
 // The op's kernel types (baton/ops/mlp.cuh).
 using bf16 = ::cutlass::bfloat16_t;
@@ -58,40 +60,40 @@ using ConsumerStage = baton::ops::mlp_kernels::ConsumerStage<P>;
 
 // GEMM1 (GeLU): plain, or posting each tile to a policy's semaphores.
 inline baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const Args1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const Args1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const Args1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 // GEMM1 (SwiGLU): the same three.
 inline baton::result<baton::StageLaunch> gemm1_launch(const PlainStage& s, const SwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandKBlock>& s, const SwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_launch(const ProducerStage<HandRow>& s, const SwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 // GEMM2: plain; plain with griddepcontrol.wait before its loads (PDL baseline); or waiting on a policy.
 inline baton::result<baton::StageLaunch> gemm2_launch(const PlainStage& s, const Args2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_pdl_wait_launch(const PlainStage& s, const Args2& a) {
-  return compiled<grid_wait::before_loads>(s, a);
+  return compiled<GridWaitBeforeLoads>(s, a);
 }
 // ... and the op's PDL form: weights into the pipeline first, then griddepcontrol.wait before Y's loads.
 inline baton::result<baton::StageLaunch> gemm2_pdl_weights_first_launch(const PlainStage& s, const Args2& a) {
-  return compiled<grid_wait::before_a>(s, a);
+  return compiled<GridWaitBeforeA>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandKBlock>& s, const Args2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_launch(const ConsumerStage<HandRow>& s, const Args2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 
 // 128x256 tiles (2x the MMAs of 128x128 for 1.5x the shared-memory fills): plain stages only, for
@@ -103,16 +105,16 @@ using WideArgs1 = baton::sm90::GemmArguments<WideConfig1>;
 using WideSwiArgs1 = baton::sm90::GemmArguments<WideSwiConfig1>;
 using WideArgs2 = baton::sm90::GemmArguments<WideConfig2>;
 inline baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_wide_launch(const PlainStage& s, const WideSwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_wide_launch(const PlainStage& s, const WideArgs2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_wide_pdl_weights_first_launch(const PlainStage& s, const WideArgs2& a) {
-  return compiled<grid_wait::before_a>(s, a);
+  return compiled<GridWaitBeforeA>(s, a);
 }
 // 128x192 tiles, the same way (the op's mid-width GEMMs).
 using MidConfig1 = baton::ops::mlp_kernels::MidGeluConfig;
@@ -122,16 +124,16 @@ using MidArgs1 = baton::sm90::GemmArguments<MidConfig1>;
 using MidSwiArgs1 = baton::sm90::GemmArguments<MidSwiConfig1>;
 using MidArgs2 = baton::sm90::GemmArguments<MidConfig2>;
 inline baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_mid_launch(const PlainStage& s, const MidSwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_mid_launch(const PlainStage& s, const MidArgs2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_mid_pdl_weights_first_launch(const PlainStage& s, const MidArgs2& a) {
-  return compiled<grid_wait::before_a>(s, a);
+  return compiled<GridWaitBeforeA>(s, a);
 }
 // 128x96 tiles, the same way (the op's narrow GEMMs: 4/3 the tiles of 128x128, for grids that
 // fill a wave better).
@@ -142,16 +144,16 @@ using NarrowArgs1 = baton::sm90::GemmArguments<NarrowConfig1>;
 using NarrowSwiArgs1 = baton::sm90::GemmArguments<NarrowSwiConfig1>;
 using NarrowArgs2 = baton::sm90::GemmArguments<NarrowConfig2>;
 inline baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_narrow_launch(const PlainStage& s, const NarrowSwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s, const NarrowArgs2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s, const NarrowArgs2& a) {
-  return compiled<grid_wait::before_a>(s, a);
+  return compiled<GridWaitBeforeA>(s, a);
 }
 // 128x96 tiles as CTA pairs (1x2 clusters, A multicast; MlpOptions::cta_pairs).
 using PairConfig1 = baton::ops::mlp_kernels::PairGeluConfig;
@@ -161,31 +163,31 @@ using PairArgs1 = baton::sm90::GemmArguments<PairConfig1>;
 using PairSwiArgs1 = baton::sm90::GemmArguments<PairSwiConfig1>;
 using PairArgs2 = baton::sm90::GemmArguments<PairConfig2>;
 inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairSwiArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_pair_launch(const PlainStage& s, const PairArgs2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_pair_pdl_weights_first_launch(const PlainStage& s, const PairArgs2& a) {
-  return compiled<grid_wait::before_a>(s, a);
+  return compiled<GridWaitBeforeA>(s, a);
 }
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
 inline baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a) {
-  return compiled<grid_wait::before_loads>(s, a);
+  return compiled<GridWaitBeforeLoads>(s, a);
 }
 // The swapped decode GEMM1 with GeLU (W1 x X^T, Y column-major as Y^T).
 using SwapConfig1 = baton::ops::mlp_kernels::SwapGeluConfig;
 using SwapArgs1 = baton::sm90::GemmArguments<SwapConfig1>;
 inline baton::result<baton::StageLaunch> gemm1_swap_launch(const PlainStage& s, const SwapArgs1& a) {
-  return compiled<grid_wait::none>(s, a);
+  return compiled<NoGridWait>(s, a);
 }
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as

@@ -1,6 +1,7 @@
 # The kernels of baton::conv_kernels, one per translation unit: what baton::ops::Conv2dChain can plan
 # (baton/ops/conv/conv_kernels.cuh, conv_kernels::Compiled) and the bench's serial baselines. Each row:
-#   name | configuration | stage | grid wait (sm90::grid_wait: none, before_loads, before_a)
+#   name | configuration | stage | grid wait (none, before_loads, before_a: CMakeLists.txt maps them to
+#   sm90::NoGridWait, GridWaitBeforeLoads, GridWaitBeforeA)
 # Seven kernels (~1 min and ~3 GB of compiler memory each; CI's budget, docs/conv.md): the first conv
 # (bias + ReLU) plain and posting; the second either bias + ReLU (VGG) or bias + residual + ReLU
 # (ResNet), each plain, waiting, and PDL-launched behind the first (filters first).

@@ -1,7 +1,8 @@
 # The kernels of baton::mlp_kernels, one per translation unit: the GEMMs baton::ops::Mlp can plan
 # (baton/ops/mlp_compiled.cuh, mlp_kernels::Compiled<A>) plus the PDL-waiting GEMM2 of the
 # benchmark's kernel-granular baseline. Each row:
-#   name | configuration | stage | grid wait (sm90::grid_wait: none, before_loads, before_a)
+#   name | configuration | stage | grid wait (none, before_loads, before_a: CMakeLists.txt maps them to
+#   sm90::NoGridWait, GridWaitBeforeLoads, GridWaitBeforeA)
 # Configurations and stages are the names in baton::ops::mlp_kernels (baton/ops/mlp.cuh). A kernel
 # takes ~1 min and ~3 GB of compiler memory to build; CI builds them two at a time (docs/mlp.md).
 set(BATON_MLP_KERNEL_TABLE

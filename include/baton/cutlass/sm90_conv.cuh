@@ -160,7 +160,7 @@ constexpr size_t conv_split_workspace_bytes(const ConvArguments<Config>& args) {
          size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
 }
 
-template <class Config, class StageT, GridWait Wait = grid_wait::none>
+template <class Config, class StageT, GridWait Wait = NoGridWait>
 class Conv {
  public:
   using Kernel = GemmKernel<Config, StageT, Wait>;

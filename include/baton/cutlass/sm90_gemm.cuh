@@ -43,12 +43,12 @@
 // swapped form of a decode GEMM: m = the weights' rows, n = the tokens, A = the weights, B = the
 // activations, D^T = the row-major output (baton::ops::Mlp's swapped GEMM2).
 //
-// Gemm<Config, Stage, grid_wait::before_loads>: the kernel-granular PDL baseline (no baton waits).
+// Gemm<Config, Stage, GridWaitBeforeLoads>: the kernel-granular PDL baseline (no baton waits).
 // The mainloop's load warp executes griddepcontrol.wait before its first TMA load, as CUTLASS does
 // with CUTLASS_ENABLE_GDC_FOR_SM90, so the GEMM may be PDL-launched behind the GEMM that writes its
-// A. Gemm<Config, Stage, grid_wait::before_a>: the same wait before the first load of A only; B
+// A. Gemm<Config, Stage, GridWaitBeforeA>: the same wait before the first load of A only; B
 // (weights) fills the pipeline first (GridDependencyWaits). Only for stages without inputs (a baton
-// consumer waits on semaphores instead). The default, grid_wait::none, never waits on a grid.
+// consumer waits on semaphores instead). The default, NoGridWait, never waits on a grid.
 //
 // GemmArguments::next_weights: an L2 prefetch of the next GEMM's weights as this one ends
 // (NextWeights), so HBM keeps streaming weights across a decode chain's kernel boundary.
@@ -266,19 +266,23 @@ constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
 
 // Whether and where a GEMM's load warp waits for the previous grid (griddepcontrol.wait), the third
 // template argument of GemmKernel / Gemm:
-namespace grid_wait {
-struct none {};          // never: a baton stage (semaphore waits, or no inputs at all)
-struct before_loads {};  // before its first load of anything (PDL, as CUTLASS does)
-struct before_a {};      // before its first load of A; B (weights) streams into the free slots first
-}  // namespace grid_wait
+struct NoGridWait {};           // never: a baton stage (semaphore waits, or no inputs at all)
+struct GridWaitBeforeLoads {};  // before its first load of anything (PDL, as CUTLASS does)
+struct GridWaitBeforeA {};      // before its first load of A; B (weights) streams into the free slots first
 template <class W>
-concept GridWait = std::same_as<W, grid_wait::none> || std::same_as<W, grid_wait::before_loads> ||
-                   std::same_as<W, grid_wait::before_a>;
+concept GridWait = std::same_as<W, NoGridWait> || std::same_as<W, GridWaitBeforeLoads> ||
+                   std::same_as<W, GridWaitBeforeA>;
+// The old spellings (docs/naming.md).
+namespace grid_wait {
+using none [[deprecated("renamed sm90::NoGridWait, docs/naming.md")]] = NoGridWait;
+using before_loads [[deprecated("renamed sm90::GridWaitBeforeLoads, docs/naming.md")]] = GridWaitBeforeLoads;
+using before_a [[deprecated("renamed sm90::GridWaitBeforeA, docs/naming.md")]] = GridWaitBeforeA;
+}  // namespace grid_wait
 
-template <class Config, class StageT, GridWait Wait = grid_wait::none>
+template <class Config, class StageT, GridWait Wait = NoGridWait>
 struct GemmKernel {
-  static constexpr bool GridDependencyWait = !std::is_same_v<Wait, grid_wait::none>;
-  static constexpr bool WeightsFirst = std::is_same_v<Wait, grid_wait::before_a>;
+  static constexpr bool GridDependencyWait = !std::is_same_v<Wait, NoGridWait>;
+  static constexpr bool WeightsFirst = std::is_same_v<Wait, GridWaitBeforeA>;
   using Mainloop = WaitingMainloop<typename Config::BaseMainloop>;
   using Epilogue = PostingEpilogue<typename Config::BaseEpilogue>;
   using TileShape = typename Mainloop::TileShape;
@@ -299,14 +303,15 @@ struct GemmKernel {
                 "baton::sm90::GemmKernel: the swapped SwiGLU GEMM writes D^T from registers and has no posting form");
   static_assert(!Config::d_column_major || (StageT::num_inputs == 0 && !WeightsFirst),
                 "baton::sm90::GemmKernel: in the swapped (column-major D) form the activations are B, which the "
-                "load warp issues before its waits (baton waits and grid_wait::before_a wait before A only)");
+                "load warp issues before its waits (baton waits and GridWaitBeforeA wait before A only)");
   static constexpr int kClusterN = Config::cluster_n;
   static_assert(kClusterN == 1 || StageT::num_inputs == 0,
                 "baton::sm90::GemmKernel: CTA pairs (ClusterN = 2) multicast A, so both CTAs would have to finish their "
                 "waits before either loads it: waiting stages take ClusterN = 1");
   static_assert(!GridDependencyWait || StageT::num_inputs == 0,
-                "baton::sm90::GemmKernel: a grid_wait other than none is for stages without inputs (a baton consumer waits "
-                "on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole producer grid)");
+                "baton::sm90::GemmKernel: a grid wait other than NoGridWait is for stages without inputs (a baton "
+                "consumer waits on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole "
+                "producer grid)");
 
   static constexpr uint32_t NumMmaThreads = uint32_t(cute::size(TiledMma{}));
   static constexpr uint32_t NumLoadWarpGroups = 1;
@@ -759,7 +764,7 @@ concept has_gemm_a_footprint = requires(P const& p) {
 };
 }  // namespace detail
 
-template <class Config, class StageT, GridWait Wait = grid_wait::none>
+template <class Config, class StageT, GridWait Wait = NoGridWait>
 class Gemm {
  public:
   using Kernel = GemmKernel<Config, StageT, Wait>;

@@ -167,7 +167,7 @@ struct Inline {
   // GEMM2 without semaphores, PDL-launched: its weights fill the pipeline, then griddepcontrol.wait
   // before its first load of Y.
   static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
-    return sm90::Gemm<DownConfig, PlainStage, sm90::grid_wait::before_a>::make_launch(s, a);
+    return sm90::Gemm<DownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   // 128x256 tiles, no edges.
   static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
@@ -185,7 +185,7 @@ struct Inline {
   }
   // ... and PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
-    return sm90::Gemm<NarrowDownConfig, PlainStage, sm90::grid_wait::before_a>::make_launch(s, a);
+    return sm90::Gemm<NarrowDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   // 128x96 tiles as CTA pairs (A multicast), no edges; GEMM2 also PDL-launched, weights first.
   static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {
@@ -195,14 +195,14 @@ struct Inline {
     return sm90::Gemm<PairDownConfig, PlainStage>::make_launch(s, a);
   }
   static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
-    return sm90::Gemm<PairDownConfig, PlainStage, sm90::grid_wait::before_a>::make_launch(s, a);
+    return sm90::Gemm<PairDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   // 128x256 and 128x192 GEMM2s PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
-    return sm90::Gemm<WideDownConfig, PlainStage, sm90::grid_wait::before_a>::make_launch(s, a);
+    return sm90::Gemm<WideDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   static result<StageLaunch> down_mid_after_grid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
-    return sm90::Gemm<MidDownConfig, PlainStage, sm90::grid_wait::before_a>::make_launch(s, a);
+    return sm90::Gemm<MidDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   // 128x192 tiles, no edges.
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
@@ -220,7 +220,7 @@ struct Inline {
     return sm90::Gemm<SwapDownConfig, PlainStage>::make_launch(s, a);
   }
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
-    return sm90::Gemm<SwapDownConfig, PlainStage, sm90::grid_wait::before_loads>::make_launch(s, a);
+    return sm90::Gemm<SwapDownConfig, PlainStage, sm90::GridWaitBeforeLoads>::make_launch(s, a);
   }
   // The same with wide token tiles (T in kMlpSwapWideTiles), GEMM1 with either epilogue.
   template <int T>
@@ -234,7 +234,7 @@ struct Inline {
   template <int T>
   static result<StageLaunch> down_swapped_wide_after_grid(const PlainStage& s,
                                                           const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
-    return sm90::Gemm<SwapDownConfigT<T>, PlainStage, sm90::grid_wait::before_loads>::make_launch(s, a);
+    return sm90::Gemm<SwapDownConfigT<T>, PlainStage, sm90::GridWaitBeforeLoads>::make_launch(s, a);
   }
 };
 // What a kernel set of Mlp<A, Kernels> provides: static functions that make the StageLaunch of each

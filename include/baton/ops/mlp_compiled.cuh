@@ -25,7 +25,7 @@ result<StageLaunch> compiled_launch(const StageT& s, const sm90::GemmArguments<C
 // The kernel set of CompiledMlp<A>: every member of MlpKernelSet, forwarding to the library.
 template <Activation A>
 struct Compiled {
-  template <class Config, class S, sm90::GridWait Wait = sm90::grid_wait::none>
+  template <class Config, class S, sm90::GridWait Wait = sm90::NoGridWait>
   static result<StageLaunch> launch(const S& s, const sm90::GemmArguments<Config>& a) {
     return compiled_launch<Config, S, Wait>(s, a);
   }
@@ -34,7 +34,7 @@ struct Compiled {
   template <class S>
   static result<StageLaunch> down(const S& s, const sm90::GemmArguments<DownConfig>& a) { return launch<DownConfig>(s, a); }
   static result<StageLaunch> down_after_grid(const PlainStage& s, const sm90::GemmArguments<DownConfig>& a) {
-    return launch<DownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
+    return launch<DownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
   static result<StageLaunch> up_wide(const PlainStage& s, const sm90::GemmArguments<WideUpConfig<A>>& a) {
     return launch<WideUpConfig<A>>(s, a);
@@ -43,7 +43,7 @@ struct Compiled {
     return launch<WideDownConfig>(s, a);
   }
   static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
-    return launch<WideDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
+    return launch<WideDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
   static result<StageLaunch> up_mid(const PlainStage& s, const sm90::GemmArguments<MidUpConfig<A>>& a) {
     return launch<MidUpConfig<A>>(s, a);
@@ -52,7 +52,7 @@ struct Compiled {
     return launch<MidDownConfig>(s, a);
   }
   static result<StageLaunch> down_mid_after_grid(const PlainStage& s, const sm90::GemmArguments<MidDownConfig>& a) {
-    return launch<MidDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
+    return launch<MidDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
   static result<StageLaunch> up_narrow(const PlainStage& s, const sm90::GemmArguments<NarrowUpConfig<A>>& a) {
     return launch<NarrowUpConfig<A>>(s, a);
@@ -61,7 +61,7 @@ struct Compiled {
     return launch<NarrowDownConfig>(s, a);
   }
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
-    return launch<NarrowDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
+    return launch<NarrowDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
   static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {
     return launch<PairUpConfig<A>>(s, a);
@@ -70,7 +70,7 @@ struct Compiled {
     return launch<PairDownConfig>(s, a);
   }
   static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
-    return launch<PairDownConfig, PlainStage, sm90::grid_wait::before_a>(s, a);
+    return launch<PairDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
   static result<StageLaunch> up_swapped(const PlainStage& s, const sm90::GemmArguments<SwapGeluConfig>& a) {
     return launch<SwapGeluConfig>(s, a);
@@ -80,7 +80,7 @@ struct Compiled {
   }
   // PDL-launched: griddepcontrol.wait before any load (the swapped GEMM2's B is Y).
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
-    return launch<SwapDownConfig, PlainStage, sm90::grid_wait::before_loads>(s, a);
+    return launch<SwapDownConfig, PlainStage, sm90::GridWaitBeforeLoads>(s, a);
   }
   template <int T>
   static result<StageLaunch> up_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapUpConfigT<A, T>>& a) {
@@ -93,7 +93,7 @@ struct Compiled {
   template <int T>
   static result<StageLaunch> down_swapped_wide_after_grid(const PlainStage& s,
                                                           const sm90::GemmArguments<SwapDownConfigT<T>>& a) {
-    return launch<SwapDownConfigT<T>, PlainStage, sm90::grid_wait::before_loads>(s, a);
+    return launch<SwapDownConfigT<T>, PlainStage, sm90::GridWaitBeforeLoads>(s, a);
   }
 };
 static_assert(MlpKernelSet<Compiled<Activation::gelu>, Activation::gelu> &&

@@ -721,3 +721,15 @@ TEST_F(Sm90Gemm, RejectsUnsupportedShapes) {
 }
 
 }  // namespace
+
+// The old spellings of renamed names (docs/naming.md) are the new types (host-only names:
+// tests/host/test_deprecated_names.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same_v<baton::launch_schedule, baton::LaunchSchedule>);
+static_assert(baton::launch_schedule::pdl == baton::LaunchSchedule::pdl);
+static_assert(std::is_same_v<baton::sm90::grid_wait::none, baton::sm90::NoGridWait>);
+static_assert(std::is_same_v<baton::sm90::grid_wait::before_loads, baton::sm90::GridWaitBeforeLoads>);
+static_assert(std::is_same_v<baton::sm90::grid_wait::before_a, baton::sm90::GridWaitBeforeA>);
+static_assert(baton::sm90::GridWait<baton::sm90::grid_wait::before_a>);
+#pragma GCC diagnostic pop

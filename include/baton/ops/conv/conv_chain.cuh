@@ -196,9 +196,9 @@ class Conv2dChain {
       auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
       if (!st1.ok()) return st1.error();
       if (!st2.ok()) return st2.error();
-      l1 = Kernels::template launch<ReluConfig, ProducerStage, sm90::grid_wait::none>(st1.value(), a1);
-      l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::none{})
-                    : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::none{});
+      l1 = Kernels::template launch<ReluConfig, ProducerStage, sm90::NoGridWait>(st1.value(), a1);
+      l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::NoGridWait{})
+                    : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::NoGridWait{});
       sched_ = LaunchSchedule::pdl;
     } else {
       // none: the kernel boundary orders the convolutions. PDL: conv2's CTAs start as conv1's last
@@ -213,13 +213,13 @@ class Conv2dChain {
       auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
       if (!st1.ok()) return st1.error();
       if (!st2.ok()) return st2.error();
-      l1 = Kernels::template launch<ReluConfig, PlainStage, sm90::grid_wait::none>(st1.value(), a1);
+      l1 = Kernels::template launch<ReluConfig, PlainStage, sm90::NoGridWait>(st1.value(), a1);
       if (pdl)
-        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::before_a{})
-                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::before_a{});
+        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::GridWaitBeforeA{})
+                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::GridWaitBeforeA{});
       else
-        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::grid_wait::none{})
-                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::grid_wait::none{});
+        l2 = residual ? conv2(std::type_identity<ResidualConfig>{}, st2.value(), sm90::NoGridWait{})
+                      : conv2(std::type_identity<ReluConfig>{}, st2.value(), sm90::NoGridWait{});
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::Conv2dChain conv1");
     if (!l2.ok()) return l2.error().with_context("baton::ops::Conv2dChain conv2");

@@ -41,17 +41,17 @@ template <class K>
 concept ConvKernelSet = requires(const PlainStage& plain, const ProducerStage& producer, const ConsumerStage& consumer,
                                  const sm90::ConvArguments<ReluConfig>& relu,
                                  const sm90::ConvArguments<ResidualConfig>& residual) {
-  { K::template launch<ReluConfig, PlainStage, sm90::grid_wait::none>(plain, relu) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ReluConfig, ProducerStage, sm90::grid_wait::none>(producer, relu) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ReluConfig, ConsumerStage, sm90::grid_wait::none>(consumer, relu) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ReluConfig, PlainStage, sm90::grid_wait::before_a>(plain, relu) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ResidualConfig, PlainStage, sm90::grid_wait::none>(plain, residual) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ResidualConfig, ConsumerStage, sm90::grid_wait::none>(consumer, residual) } -> std::same_as<result<StageLaunch>>;
-  { K::template launch<ResidualConfig, PlainStage, sm90::grid_wait::before_a>(plain, residual) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ReluConfig, PlainStage, sm90::NoGridWait>(plain, relu) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ReluConfig, ProducerStage, sm90::NoGridWait>(producer, relu) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ReluConfig, ConsumerStage, sm90::NoGridWait>(consumer, relu) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ReluConfig, PlainStage, sm90::GridWaitBeforeA>(plain, relu) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ResidualConfig, PlainStage, sm90::NoGridWait>(plain, residual) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ResidualConfig, ConsumerStage, sm90::NoGridWait>(consumer, residual) } -> std::same_as<result<StageLaunch>>;
+  { K::template launch<ResidualConfig, PlainStage, sm90::GridWaitBeforeA>(plain, residual) } -> std::same_as<result<StageLaunch>>;
 };
 
 struct Inline {
-  template <class Config, class StageT, sm90::GridWait Wait = sm90::grid_wait::none>
+  template <class Config, class StageT, sm90::GridWait Wait = sm90::NoGridWait>
   static result<StageLaunch> launch(const StageT& s, const sm90::ConvArguments<Config>& a) {
     return sm90::Conv<Config, StageT, Wait>::make_launch(s, a);
   }
@@ -62,7 +62,7 @@ template <class Config, class StageT, sm90::GridWait Wait>
 result<StageLaunch> compiled_launch(const StageT& s, const sm90::ConvArguments<Config>& a);
 
 struct Compiled {
-  template <class Config, class StageT, sm90::GridWait Wait = sm90::grid_wait::none>
+  template <class Config, class StageT, sm90::GridWait Wait = sm90::NoGridWait>
   static result<StageLaunch> launch(const StageT& s, const sm90::ConvArguments<Config>& a) {
     return compiled_launch<Config, StageT, Wait>(s, a);
   }
