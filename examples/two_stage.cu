@@ -10,7 +10,7 @@ using namespace baton;
 constexpr int M = 4096, N = 4096, TM = 64, TN = 128;
 using RowSync = RowPolicy<footprint::GemmA>;
 
-__global__ void scale(Stage<RowMajor, outputs<RowSync>> s, const float* x, float* y) {
+__global__ void scale(Stage<RowMajor, Outputs<RowSync>> s, const float* x, float* y) {
   Assignment a = s.tile();  // this CTA's tile (and the epoch)
   for (int i = threadIdx.x; i < TM * TN; i += blockDim.x) {
     int r = a.tile.m * TM + i / TN, c = a.tile.n * TN + i % TN;
@@ -19,7 +19,7 @@ __global__ void scale(Stage<RowMajor, outputs<RowSync>> s, const float* x, float
   s.post(a);  // CTA barrier, then release-add on this row's semaphore
 }
 
-__global__ void rowsum(Stage<RowMajor, outputs<>, inputs<RowSync>> s, const float* y, float* out) {
+__global__ void rowsum(Stage<RowMajor, Outputs<>, Inputs<RowSync>> s, const float* y, float* out) {
   Assignment a = s.tile();
   if (!s.wait(a)) return;  // acquire: every tile of rows [a.tile.m*TM, +TM) of y is written
   int r = a.tile.m * TM + threadIdx.x;
