@@ -48,6 +48,7 @@
 #include "baton/dependency.hpp"
 #include "baton/launch.cuh"
 #include "baton/ops/mlp.hpp"
+#include "baton/ops/op_support.cuh"
 #include "baton/ops/mlp_policies.hpp"
 #include "baton/ops/tuner.hpp"
 #include "baton/order.hpp"
@@ -408,25 +409,6 @@ class Mlp {
  private:
   Mlp() = default;
 
-  // Mean time of one pass over `iters` timed passes (after `warm` untimed ones), in microseconds.
-  [[nodiscard]] static result<double> time_(Mlp& m, cudaStream_t stream, int iters, int warm) {
-    cudaEvent_t a = nullptr, b = nullptr;
-    BATON_CUDA_TRY(cudaEventCreate(&a));
-    status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
-    float ms = 0;
-    for (int i = 0; i < warm && st.ok(); ++i) st = m.enqueue(stream);
-    if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
-    for (int i = 0; i < iters && st.ok(); ++i) st = m.enqueue(stream);
-    if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
-    if (st.ok()) st = cuda_status(cudaEventSynchronize(b), "cudaEventSynchronize (tuning)");
-    if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    if (st.ok()) st = m.check_errors(stream);
-    (void)cudaEventDestroy(a);
-    if (b) (void)cudaEventDestroy(b);
-    if (!st.ok()) return st;
-    return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
-  }
-
   [[nodiscard]] static result<std::unique_ptr<Mlp>> tuned_(const MlpShape& shape, const MlpTensors& t, cudaStream_t stream,
                                                            const MlpRunOptions& o, int sms) {
     auto base = plan_mlp(shape, sms, o.plan);
@@ -585,17 +567,17 @@ class Mlp {
       built.push_back(c);
     }
     // Warm-up: ~50 ms of the planned chain (at least 3 passes, at most 2000).
-    auto one = time_(*ms[0], stream, 1, 3);
+    auto one = detail::mean_pass_us(*ms[0], stream, 1, 3);
     if (!one.ok()) return one.error().with_context("tuning warm-up");
     const int warm = int(std::min(2000.0, std::max(3.0, 50'000.0 / std::max(one.value(), 1.0))));
-    auto warmed = time_(*ms[0], stream, warm, 0);
+    auto warmed = detail::mean_pass_us(*ms[0], stream, warm, 0);
     if (!warmed.ok()) return warmed.error().with_context("tuning warm-up");
     constexpr int kRounds = 5;
     const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
     std::vector<std::vector<double>> rounds(ms.size());
     for (int r = 0; r < kRounds; ++r)
       for (size_t i = 0; i < ms.size(); ++i) {
-        auto us = time_(*ms[i], stream, per_round, 1);
+        auto us = detail::mean_pass_us(*ms[i], stream, per_round, 1);
         if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(ms[i]->plan_.policy)));
         rounds[i].push_back(us.value());
       }
@@ -783,8 +765,8 @@ class Mlp {
     if (!plain_forms && plan_.policy != MlpPolicy::none)
       return status(errc::not_supported,
                     "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
-    BATON_TRY(alloc_zeroed_(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
-    BATON_TRY(alloc_zeroed_(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
+    BATON_TRY(detail::alloc_zeroed(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
+    BATON_TRY(detail::alloc_zeroed(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
     // Shapes and pointers (and the split-K workspaces) before any stage is built or bound.
     BATON_TRY(f1.can(sw1_).with_context("gemm1"));
     BATON_TRY(f2.can(sw2_).with_context("gemm2"));
@@ -812,7 +794,7 @@ class Mlp {
       auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
       auto e = chain_.add_edge(s1, s2, policy, deps::gemm_a(fp, g2));
       BATON_TRY(chain_.validate());  // the soundness checker proves the policy before any launch
-      BATON_TRY(workspace_(stream));
+      BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
       auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
       auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
       if (!st1.ok()) return st1.error();
@@ -834,7 +816,7 @@ class Mlp {
         auto s1 = chain_.add_stage("gemm1", g1, order);
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
-        BATON_TRY(workspace_(stream));
+        BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
         auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
         auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
@@ -847,16 +829,6 @@ class Mlp {
     if (!l2.ok()) return l2.error().with_context("baton::ops::mlp gemm2");
     launches_ = {l1.value(), l2.value()};
     return {};
-  }
-
-  [[nodiscard]] status workspace_(cudaStream_t stream) {
-    BATON_CUDA_TRY(cudaMalloc(&ws_, chain_.workspace_bytes()));
-    return initialize_workspace(chain_, ws_, chain_.workspace_bytes(), stream);
-  }
-  [[nodiscard]] static status alloc_zeroed_(void*& p, size_t bytes, cudaStream_t stream, const char* what) {
-    if (bytes == 0) return {};
-    BATON_TRY(cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ")"));
-    return cuda_status(cudaMemsetAsync(p, 0, bytes, stream), std::string("zeroing the ") + what);
   }
 
   MlpPlan plan_;

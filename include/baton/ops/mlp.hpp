@@ -20,6 +20,7 @@
 
 #include "baton/ops/mlp_cost.hpp"
 #include "baton/split_k.hpp"
+#include "baton/ops/tuner.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
 
@@ -311,25 +312,12 @@ inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, cons
          ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device;
 }
 
-// Which tuning candidate the op keeps (MlpRunOptions::tune): rounds[i] holds candidate i's times
-// (one per interleaved round), candidate 0 is the planned chain. Each candidate's score is its
-// median round (written to `medians`); the planned chain stays unless another candidate's median is
-// more than `margin` below it, and then the fastest such candidate wins (ties: the earlier one).
-// Candidates measured within ~1% of each other swap places between rounds and runs (a noise-picked
-// row-major order at GPT-3 m = 1024 ran 6% slower in the timed graph: docs/mlp.md), hence the
-// margin. Candidates with no rounds score +infinity; with no candidates the answer is 0.
+// Which tuning candidate the MLP op keeps (MlpRunOptions::tune): tuning_choice (tuner.hpp), the rule
+// every op's tuning uses. The margin matters here: a noise-picked row-major order at GPT-3 m = 1024
+// ran 6% slower in the timed graph (docs/mlp.md).
 inline size_t mlp_tuning_choice(std::vector<std::vector<double>> rounds, std::vector<double>& medians,
                                 double margin = 0.02) {
-  medians.assign(rounds.size(), std::numeric_limits<double>::infinity());
-  for (size_t i = 0; i < rounds.size(); ++i) {
-    if (rounds[i].empty()) continue;
-    std::sort(rounds[i].begin(), rounds[i].end());
-    medians[i] = rounds[i][rounds[i].size() / 2];
-  }
-  size_t best = 0;
-  for (size_t i = 1; i < rounds.size(); ++i)
-    if (medians[i] < (1.0 - margin) * medians[0] && medians[i] < medians[best]) best = i;
-  return best;
+  return tuning_choice(std::move(rounds), medians, margin);
 }
 
 namespace detail {

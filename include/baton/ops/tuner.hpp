@@ -11,17 +11,39 @@
 // simply misses. Keys and values are single-line text without tabs.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "baton/status.hpp"
 
 namespace baton::ops {
+
+// Which tuning candidate an op keeps: rounds[i] holds candidate i's times (one per interleaved
+// round), candidate 0 is the planned one. Each candidate's score is its median round (written to
+// `medians`); the planned candidate stays unless another's median is more than `margin` below it,
+// and then the fastest such candidate wins (ties: the earlier one). Candidates measured within ~1% of
+// each other swap places between rounds and runs, hence the margin. Candidates with no rounds score
+// +infinity; with no candidates the answer is 0.
+inline size_t tuning_choice(std::vector<std::vector<double>> rounds, std::vector<double>& medians, double margin = 0.02) {
+  medians.assign(rounds.size(), std::numeric_limits<double>::infinity());
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    if (rounds[i].empty()) continue;
+    std::sort(rounds[i].begin(), rounds[i].end());
+    medians[i] = rounds[i][rounds[i].size() / 2];
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < rounds.size(); ++i)
+    if (medians[i] < (1.0 - margin) * medians[0] && medians[i] < medians[best]) best = i;
+  return best;
+}
 
 // The device part of a tuning key: the GPU's name, compute capability and SM count.
 inline std::string tune_device_key(const std::string& name, int cc_major, int cc_minor, int sms) {

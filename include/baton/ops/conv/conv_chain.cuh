@@ -29,6 +29,7 @@
 #include "baton/launch.cuh"
 #include "baton/ops/conv/conv_chain.hpp"
 #include "baton/ops/conv/conv_chain_policies.hpp"
+#include "baton/ops/op_support.cuh"
 #include "baton/ops/tuner.hpp"
 #include "baton/trace.hpp"
 
@@ -160,8 +161,8 @@ class Conv2dChain {
     {
       auto a1 = conv1_args_(t);
       auto r2 = conv2_args_<ResidualConfig>(t);
-      BATON_TRY(alloc_zeroed_(sw1_, sm90::conv_split_workspace_bytes(a1), stream, "split-K workspace (conv1)"));
-      BATON_TRY(alloc_zeroed_(sw2_, sm90::conv_split_workspace_bytes(r2), stream, "split-K workspace (conv2)"));
+      BATON_TRY(detail::alloc_zeroed(sw1_, sm90::conv_split_workspace_bytes(a1), stream, "split-K workspace (conv1)"));
+      BATON_TRY(detail::alloc_zeroed(sw2_, sm90::conv_split_workspace_bytes(r2), stream, "split-K workspace (conv2)"));
     }
     auto a1 = conv1_args_(t);
     a1.debug_max_tile_delay_ns = o.debug_max_tile_delay_ns;
@@ -191,7 +192,7 @@ class Conv2dChain {
       auto s2 = chain_.add_stage("conv2", g, order, {.reads = {"Y", "W2", "X"}, .writes = {"Out"}});
       auto e = chain_.add_edge(s1, s2, policy, conv_gen::conv1_to_conv2_exact_relation(gp));
       BATON_TRY(chain_.validate());  // the soundness checker proves the halo waits before any launch
-      BATON_TRY(workspace_(stream));
+      BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
       auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
       auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
       if (!st1.ok()) return st1.error();
@@ -208,7 +209,7 @@ class Conv2dChain {
       auto s1 = chain_.add_stage("conv1", g, order);
       auto s2 = chain_.add_stage("conv2", g, order);
       BATON_TRY(chain_.validate());
-      BATON_TRY(workspace_(stream));
+      BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
       auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
       auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
       if (!st1.ok()) return st1.error();
@@ -225,25 +226,6 @@ class Conv2dChain {
     if (!l2.ok()) return l2.error().with_context("baton::ops::Conv2dChain conv2");
     launches_ = {l1.value(), l2.value()};
     return {};
-  }
-
-  // Mean microseconds of one pass over `iters` passes after `warm` untimed ones.
-  [[nodiscard]] static result<double> time_(Conv2dChain& op, cudaStream_t stream, int iters, int warm) {
-    cudaEvent_t a = nullptr, b = nullptr;
-    BATON_CUDA_TRY(cudaEventCreate(&a));
-    status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
-    float ms = 0;
-    for (int i = 0; i < warm && st.ok(); ++i) st = op.enqueue(stream);
-    if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
-    for (int i = 0; i < iters && st.ok(); ++i) st = op.enqueue(stream);
-    if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
-    if (st.ok()) st = cuda_status(cudaEventSynchronize(b), "cudaEventSynchronize (tuning)");
-    if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    if (st.ok()) st = op.check_errors(stream);
-    (void)cudaEventDestroy(a);
-    if (b) (void)cudaEventDestroy(b);
-    if (!st.ok()) return st;
-    return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
   }
 
   static std::string options_to_string_(const ConvChainPlan& p) {
@@ -325,28 +307,21 @@ class Conv2dChain {
       if (!m.ok()) return m.error().with_context("baton::ops::Conv2dChain tuning candidate");
       ops.push_back(std::move(m.value()));
     }
-    auto one = time_(*ops[0], stream, 1, 3);
+    auto one = detail::mean_pass_us(*ops[0], stream, 1, 3);
     if (!one.ok()) return one.error().with_context("tuning warm-up");
     const int warm = int(std::min(2000.0, std::max(3.0, 30'000.0 / std::max(one.value(), 1.0))));
-    BATON_TRY(time_(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
+    BATON_TRY(detail::mean_pass_us(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
     constexpr int kRounds = 5;
     const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
     std::vector<std::vector<double>> rounds(ops.size());
     for (int r = 0; r < kRounds; ++r)
       for (size_t i = 0; i < ops.size(); ++i) {
-        auto us = time_(*ops[i], stream, per_round, 1);
+        auto us = detail::mean_pass_us(*ops[i], stream, per_round, 1);
         if (!us.ok()) return us.error().with_context("tuning candidate " + options_to_string_(ops[i]->plan_));
         rounds[i].push_back(us.value());
       }
-    std::vector<double> med(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) {
-      auto v = rounds[i];
-      std::sort(v.begin(), v.end());
-      med[i] = v[v.size() / 2];
-    }
-    size_t best = 0;
-    for (size_t i = 1; i < ops.size(); ++i)
-      if (med[i] < med[best] * (best == 0 ? 0.98 : 1.0)) best = i;
+    std::vector<double> med;
+    const size_t best = tuning_choice(rounds, med);
     std::string tried;
     for (size_t i = 0; i < ops.size(); ++i) {
       char buf[160];
@@ -361,16 +336,6 @@ class Conv2dChain {
                            std::to_string(per_round) + " passes): " + tried;
     if (o.log) std::printf("%s\n", chosen->plan_.log_line().c_str());
     return result<std::unique_ptr<Conv2dChain>>(std::move(chosen));
-  }
-
-  [[nodiscard]] status workspace_(cudaStream_t stream) {
-    BATON_CUDA_TRY(cudaMalloc(&ws_, chain_.workspace_bytes()));
-    return initialize_workspace(chain_, ws_, chain_.workspace_bytes(), stream);
-  }
-  [[nodiscard]] static status alloc_zeroed_(void*& p, size_t bytes, cudaStream_t stream, const char* what) {
-    if (bytes == 0) return {};
-    BATON_TRY(cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ")"));
-    return cuda_status(cudaMemsetAsync(p, 0, bytes, stream), std::string("zeroing the ") + what);
   }
 
   ConvChainPlan plan_;
