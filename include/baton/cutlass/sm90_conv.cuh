@@ -154,10 +154,7 @@ constexpr footprint::ConvHalo conv_halo_footprint(const ConvShape& consumer) {
 
 template <class Config>
 constexpr size_t conv_split_workspace_bytes(const ConvArguments<Config>& args) {
-  if (args.split_k <= 1) return 0;
-  const Grid g = conv_tile_grid<Config>(args.shape);
-  return detail::split_counters_bytes(g) +
-         size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
+  return detail::split_workspace_bytes(conv_tile_grid<Config>(args.shape), args.split_k, Config::tile_m, Config::tile_n);
 }
 
 template <class Config, class StageT, GridWait Wait = NoGridWait>
@@ -247,26 +244,17 @@ class Conv {
   [[nodiscard]] static size_t split_workspace_bytes(const Arguments& args) { return conv_split_workspace_bytes<Config>(args); }
   // Zeroes the split-K counters (stream-ordered), once before the workspace's first use.
   [[nodiscard]] static status clear_split_workspace(const Arguments& args, cudaStream_t stream) {
-    if (args.split_k <= 1) return {};
-    if (args.split_workspace == nullptr)
-      return status(errc::invalid_argument, "sm90 conv clear_split_workspace: split_workspace is null");
-    return cuda_status(cudaMemsetAsync(args.split_workspace, 0,
-                                       detail::split_counters_bytes(conv_tile_grid<Config>(args.shape)), stream),
-                       "cudaMemsetAsync(split-K counters)");
+    return detail::clear_split_counters(args.split_k, args.split_workspace, conv_tile_grid<Config>(args.shape), stream,
+                                        "sm90 conv");
   }
 
   // A launch for baton::launch_chain: split_k CTAs per output tile, 384 threads.
   [[nodiscard]] static result<StageLaunch> make_launch(const StageT& stage, const Arguments& args) {
     auto params = to_params(stage, args);
     if (!params.ok()) return params.error();
-    auto* kernel = &gemm_kernel<Kernel>;
-    BATON_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
-                          "cudaFuncSetAttribute(sm90 conv, MaxDynamicSharedMemorySize)"));
-    auto l = baton::make_launch(kernel, dim3(unsigned(stage.grid.size() * args.split_k)), dim3(threads), smem_bytes,
-                                params.value());
-    l.ctas_per_tile = args.split_k;
-    return l;
+    return detail::kernel_launch<Kernel>(params.value(), stage.grid.size(), args.split_k, "sm90 conv");
   }
+
 
  private:
   static typename Config::CutlassProblemShape cutlass_shape_(const ConvShape& s) {

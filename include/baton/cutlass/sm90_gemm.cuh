@@ -252,14 +252,29 @@ constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
 namespace detail {
 // The counters' part of a split-K workspace for a grid of output tiles (the partials follow it).
 constexpr size_t split_counters_bytes(Grid g) { return (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256; }
+// The whole workspace: the counters, then split_k fp32 partial tiles of tile_m x tile_n per tile.
+constexpr size_t split_workspace_bytes(Grid g, int split_k, int tile_m, int tile_n) {
+  if (split_k <= 1) return 0;
+  return split_counters_bytes(g) + size_t(g.size()) * size_t(split_k) * size_t(tile_m) * size_t(tile_n) * sizeof(float);
+}
+// Zeroes a split-K workspace's counters (stream-ordered); `what` names the kernel in errors.
+[[nodiscard]] inline status clear_split_counters(int split_k, void* workspace, Grid g, cudaStream_t stream,
+                                                 const char* what) {
+  if (split_k <= 1) return {};
+  if (workspace == nullptr)
+    return status(errc::invalid_argument, std::string(what) + " clear_split_workspace: split_workspace is null");
+  return cuda_status(cudaMemsetAsync(workspace, 0, split_counters_bytes(g), stream), "cudaMemsetAsync(split-K counters)");
+}
+// The launch of a GemmKernel over `tiles` output tiles, split_k CTAs each: sets the kernel's shared
+// memory limit (once per call, not per launch) and returns the StageLaunch.
+template <class Kernel>
+[[nodiscard]] result<StageLaunch> kernel_launch(const typename Kernel::Params& params, int tiles, int split_k,
+                                                const char* what);
 }  // namespace detail
 
 template <class Config>
 constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
-  if (args.split_k <= 1) return 0;
-  const Grid g = tile_grid<Config>(args.m, args.n);
-  return detail::split_counters_bytes(g) +
-         size_t(g.size()) * size_t(args.split_k) * size_t(Config::tile_m) * Config::tile_n * sizeof(float);
+  return detail::split_workspace_bytes(tile_grid<Config>(args.m, args.n), args.split_k, Config::tile_m, Config::tile_n);
 }
 
 // ---- the kernel --------------------------------------------------------------------------------
@@ -755,6 +770,18 @@ __global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksP
   Kernel{}(params, smem);
 }
 
+template <class Kernel>
+[[nodiscard]] result<StageLaunch> detail::kernel_launch(const typename Kernel::Params& params, int tiles, int split_k,
+                                                        const char* what) {
+  auto* kernel = &gemm_kernel<Kernel>;
+  constexpr size_t smem = size_t(Kernel::SharedStorageSize);
+  BATON_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                        std::string("cudaFuncSetAttribute(") + what + ", MaxDynamicSharedMemorySize)"));
+  auto l = baton::make_launch(kernel, dim3(unsigned(tiles * split_k)), dim3(Kernel::MaxThreadsPerBlock), smem, params);
+  l.ctas_per_tile = split_k;
+  return l;
+}
+
 // ---- host side ----------------------------------------------------------------------------------
 
 namespace detail {
@@ -861,11 +888,8 @@ class Gemm {
   // Zeroes the split-K counters (stream-ordered). Once, before the workspace's first use; a
   // completed run leaves them at zero.
   [[nodiscard]] static status clear_split_workspace(const Arguments& args, cudaStream_t stream) {
-    if (args.split_k <= 1) return {};
-    if (args.split_workspace == nullptr)
-      return status(errc::invalid_argument, "sm90 GEMM clear_split_workspace: split_workspace is null");
-    return cuda_status(cudaMemsetAsync(args.split_workspace, 0, detail::split_counters_bytes(tile_grid<Config>(args.m, args.n)), stream),
-                       "cudaMemsetAsync(split-K counters)");
+    return detail::clear_split_counters(args.split_k, args.split_workspace, tile_grid<Config>(args.m, args.n), stream,
+                                        "sm90 GEMM");
   }
 
   // A launch for baton::launch_chain: one CTA per output tile, 384 threads, smem_bytes of
@@ -873,13 +897,11 @@ class Gemm {
   [[nodiscard]] static result<StageLaunch> make_launch(const StageT& stage, const Arguments& args) {
     auto params = to_params(stage, args);
     if (!params.ok()) return params.error();
-    auto* kernel = &gemm_kernel<Kernel>;
-    BATON_TRY(cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
-                          "cudaFuncSetAttribute(sm90 GEMM, MaxDynamicSharedMemorySize)"));
-    auto l = baton::make_launch(kernel, dim3(unsigned(stage.grid.size() * args.split_k)), dim3(threads), smem_bytes,
-                                params.value());
-    l.ctas_per_tile = args.split_k;
+    auto launched = detail::kernel_launch<Kernel>(params.value(), stage.grid.size(), args.split_k, "sm90 GEMM");
+    if (!launched.ok()) return launched.error();
+    StageLaunch l = std::move(launched.value());
     if constexpr (Config::cluster_n > 1) {
+      auto* kernel = &gemm_kernel<Kernel>;
       // CTA pairs: the cluster dimension joins whatever attributes launch_chain passes (PDL).
       const Params kp = params.value();
       l.launch = [kernel, kp](const cudaLaunchConfig_t& cfg) {
