@@ -358,13 +358,7 @@ class Mlp {
     if (shape.act != Act)
       return status(errc::invalid_argument, std::string("baton::ops::Mlp<") + to_string(Act) + ">: shape.act is " +
                                                 to_string(shape.act));
-    int sms = o.sms;
-    if (sms <= 0) {
-      BATON_TRY(require_device());
-      int dev = 0;
-      BATON_CUDA_TRY(cudaGetDevice(&dev));
-      BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
+    BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
     if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms);
     auto plan = plan_mlp(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
@@ -416,11 +410,9 @@ class Mlp {
     // The tuning cache: a plan found before for this shape, these options and this GPU.
     std::string key;
     if (o.tune_cache) {
-      int dev = 0;
-      cudaDeviceProp prop{};
-      BATON_TRY(cuda_status(cudaGetDevice(&dev), "baton::ops::mlp tuning: cudaGetDevice"));
-      BATON_TRY(cuda_status(cudaGetDeviceProperties(&prop, dev), "baton::ops::mlp tuning: cudaGetDeviceProperties"));
-      key = mlp_tune_key(shape, o.plan, tune_device_key(prop.name, prop.major, prop.minor, sms));
+      auto device = detail::current_tune_device_key(sms);
+      if (!device.ok()) return device.error().with_context("baton::ops::mlp tuning");
+      key = mlp_tune_key(shape, o.plan, device.value());
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
       if (auto hit = TuneCache::global().find(key)) {
         auto cached = mlp_options_from_string(*hit);

@@ -8,9 +8,29 @@
 
 #include "baton/chain.hpp"
 #include "baton/launch.cuh"
+#include "baton/ops/tuner.hpp"
 #include "baton/status.hpp"
 
 namespace baton::ops::detail {
+
+// The SM count an op plans for: `requested` when > 0, else the current device's.
+[[nodiscard]] inline result<int> plan_sms(int requested) {
+  if (requested > 0) return requested;
+  BATON_TRY(require_device());
+  int dev = 0, sms = 0;
+  BATON_CUDA_TRY(cudaGetDevice(&dev));
+  BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+// The device part of an op's tuning-cache key (tune_device_key, tuner.hpp) for the current device.
+[[nodiscard]] inline result<std::string> current_tune_device_key(int sms) {
+  int dev = 0;
+  cudaDeviceProp prop{};
+  BATON_CUDA_TRY(cudaGetDevice(&dev));
+  BATON_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+  return tune_device_key(prop.name, prop.major, prop.minor, sms);
+}
 
 // `bytes` of device memory zeroed on `stream` (nothing for 0 bytes); `what` names it in errors.
 [[nodiscard]] inline status alloc_zeroed(void*& p, size_t bytes, cudaStream_t stream, const char* what) {

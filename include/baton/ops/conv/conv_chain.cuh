@@ -87,13 +87,7 @@ class Conv2dChain {
                                                                    cudaStream_t stream, const ConvChainRunOptions& o = {}) {
     BATON_TRY(validate_conv_chain(shape));
     BATON_TRY(check_tensors_(shape, t));
-    int sms = o.sms;
-    if (sms <= 0) {
-      BATON_TRY(require_device());
-      int dev = 0;
-      BATON_CUDA_TRY(cudaGetDevice(&dev));
-      BATON_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
+    BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
     if (o.tune && o.plan.policy == ConvChainPolicy::automatic) return tuned_(shape, t, stream, o, sms);
     auto plan = plan_conv_chain(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
@@ -259,11 +253,9 @@ class Conv2dChain {
     if (!base.ok()) return base.error();
     std::string key;
     if (o.tune_cache) {
-      int dev = 0;
-      cudaDeviceProp prop{};
-      BATON_CUDA_TRY(cudaGetDevice(&dev));
-      BATON_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
-      key = "conv2d_chain;" + shape.str() + ";" + tune_device_key(prop.name, prop.major, prop.minor, sms);
+      auto device = detail::current_tune_device_key(sms);
+      if (!device.ok()) return device.error().with_context("baton::ops::Conv2dChain tuning");
+      key = "conv2d_chain;" + shape.str() + ";" + device.value();
       if (auto hit = TuneCache::global().find(key))
         if (auto cached = options_from_string_(*hit)) {
           ConvChainRunOptions co = o;
