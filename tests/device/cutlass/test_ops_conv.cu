@@ -39,16 +39,7 @@ using Op = ops::CompiledConv2dChain;
 
 namespace {
 
-template <class F>
-void parallel_for(size_t n, F body) {
-  const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < nt; ++t)
-    pool.emplace_back([&, t] {
-      for (size_t i = t; i < n; i += nt) body(i);
-    });
-  for (auto& th : pool) th.join();
-}
+using bt::parallel_for;
 
 // out[n, p, q, k] = sum x[n, p + r - 1, q + s - 1, c] * w[k, r, s, c] (3x3, stride 1, pad 1).
 void conv_ref(const std::vector<float>& x, const std::vector<float>& w, int n, int h, int wd, int c, int k,

@@ -53,17 +53,7 @@ using bt::random_bf16;
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 
-// Runs body(i) for i in [0, n) on all cores.
-template <class F>
-void parallel_for(size_t n, F body) {
-  const unsigned nt = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < nt; ++t)
-    pool.emplace_back([&, t] {
-      for (size_t i = t; i < n; i += nt) body(i);
-    });
-  for (auto& th : pool) th.join();
-}
+using bt::parallel_for;
 
 // The problem data of one (activation, H, F), with M_max rows of X; a case with m rows uses the
 // leading m rows (the reference of a row does not depend on m).
