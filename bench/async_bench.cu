@@ -18,7 +18,7 @@
 //                      -stagingT: pipeline_options::staging_threads = T (default: one per hardware thread).
 //   pipeline-pageable-src  a pageable source into pinned memory (only the input staged); baseline:
 //                      the synchronous pipeline on the same buffers.
-//   host-copy          the pageable staging alone: pageable -> pinned by a copy_team of T threads.
+//   host-copy          the pageable staging alone: pageable -> pinned by a CopyTeam of T threads.
 //   await-latency      time from a kernel's completion (seen by a host thread spinning on a mapped
 //                      flag the kernel sets last) to the waiter running again: cudaEventSynchronize
 //                      (baseline) vs co_await in poll and host-callback modes (inline executor);
@@ -427,16 +427,16 @@ int main(int argc, char** argv) {
   }
 
   // ---- host copies: what staging costs ----
-  // The pageable pipeline's host side: `bytes` from pageable into pinned memory by a copy_team of
+  // The pageable pipeline's host side: `bytes` from pageable into pinned memory by a CopyTeam of
   // T threads (the input staging), alone; GB/s in the extra column.
   phase("host copies");
   for (int t : {1, 4, 8, 16}) {
-    copy_team team(t);
+    CopyTeam team(t);
     auto us = time_wall([&] {
       for (int c = 0; c < a.chunks; ++c) team.copy((char*)hsrc + size_t(c) * C, (const char*)psrc.data() + size_t(c) * C, C);
     }, std::max(3, a.reps / 5));
     bench::Row r = make_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
-                            "copy_team pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
+                            "CopyTeam pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
     r.extra = {{"gb_per_s", bench::fmt(double(bytes) / r.median_us / 1e3)}};
     rows.push_back(r);
   }

@@ -1,4 +1,4 @@
-// baton::async::copy_team: the pipeline's pageable staging copies. Every byte arrives, for any
+// baton::async::CopyTeam: the pipeline's pageable staging copies. Every byte arrives, for any
 // length (below one slice, ragged, many slices) and any team size, and one team serves many
 // copies of mixed sizes in a row (the generation hand-off between copies).
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "baton/async/copy_team.hpp"
 
 namespace {
-using baton::async::copy_team;
+using baton::async::CopyTeam;
 
 std::vector<std::uint8_t> pattern(size_t n, unsigned seed) {
   std::vector<std::uint8_t> v(n);
@@ -25,7 +25,7 @@ std::vector<std::uint8_t> pattern(size_t n, unsigned seed) {
 TEST(CopyTeam, CopiesEveryByteForAnyLengthAndTeamSize) {
   const size_t MiB = size_t(1) << 20;
   for (int threads : {1, 2, 3, 8, 16}) {
-    copy_team team(threads);
+    CopyTeam team(threads);
     EXPECT_EQ(team.threads(), threads);
     for (size_t len : {size_t(0), size_t(1), MiB - 1, MiB, MiB + 1, 3 * MiB + 12345, 17 * MiB + 7}) {
       const auto src = pattern(len, unsigned(len) + unsigned(threads));
@@ -41,7 +41,7 @@ TEST(CopyTeam, CopiesEveryByteForAnyLengthAndTeamSize) {
 }
 
 TEST(CopyTeam, OneTeamServesManyCopiesOfMixedSizes) {
-  copy_team team(6);
+  CopyTeam team(6);
   const size_t big = (size_t(1) << 20) * 5 + 3;
   const auto src = pattern(big, 7);
   std::vector<std::uint8_t> dst(big);
@@ -54,7 +54,7 @@ TEST(CopyTeam, OneTeamServesManyCopiesOfMixedSizes) {
 }
 
 TEST(CopyTeam, ANonPositiveSizeMeansTheCallerAlone) {
-  copy_team team(0);
+  CopyTeam team(0);
   EXPECT_EQ(team.threads(), 1);
   const auto src = pattern(3 << 20, 3);
   std::vector<std::uint8_t> dst(src.size());

@@ -6,6 +6,8 @@
 
 #include <type_traits>
 
+#include "baton/async/copy_team.hpp"
+#include "baton/async/slot_ledger.hpp"
 #include "baton/error_record.hpp"
 #include "baton/ops/mlp.hpp"
 #include "baton/policy.hpp"
@@ -19,6 +21,8 @@ namespace {
 using P = baton::TilePolicy<baton::footprint::Identity>;
 
 static_assert(std::is_same_v<baton::device_error, baton::DeviceError>);
+static_assert(std::is_same_v<baton::async::copy_team, baton::async::CopyTeam>);
+static_assert(std::is_same_v<baton::async::slot_ledger, baton::async::SlotLedger>);
 static_assert(std::is_same_v<baton::outputs<>, baton::Outputs<>>);
 static_assert(std::is_same_v<baton::outputs<P, P>, baton::Outputs<P, P>>);
 static_assert(std::is_same_v<baton::inputs<P>, baton::Inputs<P>>);

@@ -8,7 +8,7 @@
 
 #include "baton/async/slot_ledger.hpp"
 
-using baton::async::slot_ledger;
+using baton::async::SlotLedger;
 
 // Random calls of 0..9 chunks on ledgers of 1..5 slots: every chunk's `previous` is exactly the
 // latest earlier chunk (of any call) on the same slot, found by brute force over the history, and
@@ -16,15 +16,15 @@ using baton::async::slot_ledger;
 TEST(SlotLedger, PreviousUserIsTheLatestEarlierChunkOnTheSlotAcrossCalls) {
   std::mt19937 rng(22);
   for (int k = 1; k <= 5; ++k) {
-    slot_ledger ledger(k);
+    SlotLedger ledger(k);
     EXPECT_EQ(ledger.slots(), k);
-    std::vector<slot_ledger::chunk> history;
+    std::vector<SlotLedger::chunk> history;
     for (int call = 0; call < 200; ++call) {
       const int n = std::uniform_int_distribution<int>(0, 9)(rng);
       for (int i = 0; i < n; ++i) {
-        const slot_ledger::chunk c = ledger.next();
+        const SlotLedger::chunk c = ledger.next();
         ASSERT_EQ(c.seq, history.size());
-        uint64_t expect = slot_ledger::none;
+        uint64_t expect = SlotLedger::none;
         for (const auto& h : history)
           if (h.slot == c.slot) expect = h.seq;
         ASSERT_EQ(c.previous, expect) << "K=" << k << " call " << call << " chunk " << i;
@@ -41,12 +41,12 @@ TEST(SlotLedger, PreviousUserIsTheLatestEarlierChunkOnTheSlotAcrossCalls) {
 }
 
 TEST(SlotLedger, DrainTicketsPerSlot) {
-  slot_ledger ledger(3);
+  SlotLedger ledger(3);
   for (int s = 0; s < 3; ++s) EXPECT_EQ(ledger.drain_ticket(s), 0u);  // no job ever read it: nothing to wait for
   ledger.set_drain_ticket(1, 7);
   EXPECT_EQ(ledger.drain_ticket(1), 7u);
   EXPECT_EQ(ledger.drain_ticket(0), 0u);
-  slot_ledger zero(0);  // clamped to one slot rather than dividing by zero
+  SlotLedger zero(0);  // clamped to one slot rather than dividing by zero
   EXPECT_EQ(zero.slots(), 1);
   EXPECT_EQ(zero.next().slot, 0);
   EXPECT_TRUE(zero.next().reuses());

@@ -18,12 +18,12 @@ namespace baton::async {
 // the pageable staging copies, without creating threads for every chunk (a thread start costs
 // tens of microseconds; a 64 MiB chunk's copy about a millisecond). Not thread-safe: one copy()
 // at a time (the pipeline's input staging and its drain thread each own a team).
-class copy_team {
+class CopyTeam {
  public:
-  explicit copy_team(int threads) : n_(std::max(1, threads)) {
+  explicit CopyTeam(int threads) : n_(std::max(1, threads)) {
     for (int i = 1; i < n_; ++i) th_.emplace_back([this, i] { work(i); });
   }
-  ~copy_team() {
+  ~CopyTeam() {
     {
       std::lock_guard<std::mutex> lk(m_);
       stop_ = true;
@@ -31,8 +31,8 @@ class copy_team {
     go_.notify_all();
     for (auto& t : th_) t.join();
   }
-  copy_team(const copy_team&) = delete;
-  copy_team& operator=(const copy_team&) = delete;
+  CopyTeam(const CopyTeam&) = delete;
+  CopyTeam& operator=(const CopyTeam&) = delete;
 
   // Slices of at least 1 MiB, one per thread at most.
   void copy(void* dst, const void* src, size_t len) {
@@ -92,5 +92,8 @@ class copy_team {
   bool stop_ = false;
   std::vector<std::thread> th_;
 };
+
+// The name before the naming rule (docs/naming.md).
+using copy_team [[deprecated("renamed CopyTeam, docs/naming.md")]] = CopyTeam;
 
 }  // namespace baton::async

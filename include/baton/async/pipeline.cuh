@@ -2,7 +2,7 @@
 // device buffers, on three streams with events between the stages.
 //
 //   chunk i uses slot i % K, where i counts every chunk the pipeline has issued, across calls
-//   (slot_ledger), so a call's first chunks wait for the previous call's last ones.
+//   (SlotLedger), so a call's first chunks wait for the previous call's last ones.
 //                             h2d stream:     wait compute_done[slot] (chunk i-K read its input),
 //                                             copy chunk i in, record h2d_done[slot]
 //                             compute stream: wait h2d_done[slot] and d2h_done[slot] (chunk i-K's
@@ -252,7 +252,7 @@ class pipeline {
       drain_team_ = std::move(o.drain_team_);
       in_team_ = std::move(o.in_team_);
       opt_ = o.opt_;
-      slots_ = std::exchange(o.slots_, slot_ledger{});
+      slots_ = std::exchange(o.slots_, SlotLedger{});
       device_ = o.device_;
     }
     return *this;
@@ -288,7 +288,7 @@ class pipeline {
       p.dev_.push_back(d);
     }
     p.staging_ = std::make_unique<pinned_pool>(std::max(o.chunk_bytes, o.out_chunk_bytes), size_t(2 * o.buffers));
-    p.slots_ = slot_ledger(o.buffers);
+    p.slots_ = SlotLedger(o.buffers);
     BATON_TRY(cuda_check(cudaGetDevice(&p.device_), "pipeline: cudaGetDevice"));
     return result<pipeline>(std::move(p));
   }
@@ -304,7 +304,7 @@ class pipeline {
   // `dst` (with a pinned `dst`, awaiting gpu_done_event() is enough; with a pageable one the
   // drain thread still copies after it). Any sequence of enqueue() calls, replays of captured
   // graphs (pipeline_graph::launch orders them on the GPU) and finish() is safe: a slot's next
-  // user waits for its previous user whichever call issued it (slot_ledger), on the GPU for
+  // user waits for its previous user whichever call issued it (SlotLedger), on the GPU for
   // device slots and on the host only where a pageable buffer's staging slab is reused.
   [[nodiscard]] status enqueue(const void* src, void* dst, size_t bytes, const compute_fn& f, cudaEvent_t after = nullptr) {
     BATON_TRY(same_size_("pipeline::enqueue"));
@@ -398,7 +398,7 @@ class pipeline {
       // The graph's own slot sequence: every replay runs after all of the pipeline's earlier
       // work and before its later work (pipeline_graph::launch), so inside the graph only the
       // graph's own chunks share slots.
-      slot_ledger graph_slots(opt_.buffers);
+      SlotLedger graph_slots(opt_.buffers);
       if (st.ok()) st = enqueue_chunks(src, dst, bytes, f, ev.data(), graph_slots, true, true);
       if (st.ok()) return join();
       // Failed mid-capture: rejoin what joined (best effort — an invalidated capture refuses
@@ -664,12 +664,12 @@ class pipeline {
   // capturable; the staging branches (host copies, host waits, the drain thread) are
   // enqueue()-only and need staging_in_/staging_out_ acquired.
   [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const chunk_fn& f, const event* ev,
-                                      slot_ledger& ledger, bool src_pinned, bool dst_pinned) {
+                                      SlotLedger& ledger, bool src_pinned, bool dst_pinned) {
     const int K = opt_.buffers;
     const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
     for (size_t i = 0; i < n; ++i) {
-      const slot_ledger::chunk c = ledger.next();
+      const SlotLedger::chunk c = ledger.next();
       const int slot = c.slot;
       const size_t off = i * C, len = std::min(C, bytes - off), out_len = out_len_(len);
       void* din = dev_[size_t(slot)];
@@ -714,7 +714,7 @@ class pipeline {
   // ticket (1-based, in push order).
   uint64_t queue_drain(cudaEvent_t ready, int slot, char* to, size_t len) {
     if (!drain_) {
-      drain_team_ = std::make_unique<copy_team>(staging_threads_());
+      drain_team_ = std::make_unique<CopyTeam>(staging_threads_());
       drain_ = std::make_unique<serial_worker>([dev = device_] { (void)cudaSetDevice(dev); });
     }
     const void* from = staging_out_[size_t(slot)].data();
@@ -734,7 +734,7 @@ class pipeline {
     return std::clamp(int(std::thread::hardware_concurrency()), 1, 64);
   }
   void parallel_copy(void* dst, const void* src, size_t len) {
-    if (!in_team_) in_team_ = std::make_unique<copy_team>(staging_threads_());
+    if (!in_team_) in_team_ = std::make_unique<CopyTeam>(staging_threads_());
     in_team_->copy(dst, src, len);
   }
 
@@ -745,9 +745,9 @@ class pipeline {
   std::unique_ptr<pinned_pool> staging_;
   std::vector<pinned_buffer> staging_in_, staging_out_;
   std::unique_ptr<serial_worker> drain_;   // copies staged outputs to a pageable dst, in order
-  std::unique_ptr<copy_team> drain_team_;  // the drain's copies (created with it)
-  std::unique_ptr<copy_team> in_team_;  // the input staging copies (created at first use)
-  slot_ledger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
+  std::unique_ptr<CopyTeam> drain_team_;  // the drain's copies (created with it)
+  std::unique_ptr<CopyTeam> in_team_;  // the input staging copies (created at first use)
+  SlotLedger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
   int device_ = 0;                      // the device the pipeline was created on
   // Serializes enqueue(), capture() and finish() between the caller's threads and the runner
   // thread (each object its own; not moved).

@@ -14,7 +14,7 @@
 
 namespace baton::async {
 
-class slot_ledger {
+class SlotLedger {
  public:
   static constexpr uint64_t none = ~uint64_t(0);
 
@@ -27,8 +27,8 @@ class slot_ledger {
     [[nodiscard]] bool reuses() const noexcept { return previous != none; }
   };
 
-  slot_ledger() = default;
-  explicit slot_ledger(int slots) : last_(size_t(slots > 0 ? slots : 1), none), drain_ticket_(last_.size(), 0) {}
+  SlotLedger() = default;
+  explicit SlotLedger(int slots) : last_(size_t(slots > 0 ? slots : 1), none), drain_ticket_(last_.size(), 0) {}
 
   [[nodiscard]] int slots() const noexcept { return int(last_.size()); }
   [[nodiscard]] uint64_t issued() const noexcept { return next_; }
@@ -54,5 +54,8 @@ class slot_ledger {
   std::vector<uint64_t> last_;          // per slot: sequence number of its last user
   std::vector<uint64_t> drain_ticket_;  // per slot: see drain_ticket()
 };
+
+// The name before the naming rule (docs/naming.md).
+using slot_ledger [[deprecated("renamed SlotLedger, docs/naming.md")]] = SlotLedger;
 
 }  // namespace baton::async

@@ -958,10 +958,13 @@ class Gemm {
   // The box (rows) for r < tile_m rows of A, 0 for the full box (no shorter box covers r, or the
   // kernel multicasts A to a CTA pair, whose halves are fixed).
   static int a_box_rows_(int r) {
-    if (Config::tile_m <= 64 || Config::cluster_n > 1) return 0;
-    for (int rows : {8, 16, 32, 64, 80, 96, 112})
-      if (r <= rows && rows < Config::tile_m && (rows <= 64 || Config::tile_m == 128)) return rows;
-    return 0;
+    if constexpr (Config::tile_m <= 64 || Config::cluster_n > 1) {
+      return 0;
+    } else {
+      for (int rows : {8, 16, 32, 64, 80, 96, 112})
+        if (r <= rows && rows < Config::tile_m && (rows <= 64 || Config::tile_m == 128)) return rows;
+      return 0;
+    }
   }
   static cute::TmaDescriptor a_desc_(const Arguments& args, int rows) {
     switch (rows) {
