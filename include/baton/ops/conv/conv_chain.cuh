@@ -255,7 +255,10 @@ class Conv2dChain {
     if (o.tune_cache) {
       auto device = detail::current_tune_device_key(sms);
       if (!device.ok()) return device.error().with_context("baton::ops::Conv2dChain tuning");
-      key = "conv2d_chain;" + shape.str() + ";" + device.value();
+      // The shape, what the caller fixed (a cached plan must honour the same requests) and the GPU.
+      auto asked = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("auto"); };
+      key = "conv2d_chain;" + shape.str() + ";asked=split_k1=" + asked(o.plan.split_k1) + ",split_k2=" +
+            asked(o.plan.split_k2) + ",group_m=" + asked(o.plan.group_m) + ";" + device.value();
       if (auto hit = TuneCache::global().find(key))
         if (auto cached = options_from_string_(*hit)) {
           ConvChainRunOptions co = o;
