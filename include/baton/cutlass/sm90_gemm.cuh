@@ -226,16 +226,24 @@ struct GemmArguments {
   uint32_t debug_max_tile_delay_ns = 0;
   // Optional: prefetch the next GEMM's weights into L2 as this one ends (NextWeights above).
   NextWeights next_weights{};
+  // Batched GEMM: `batch` independent products sharing the weights, A [batch, m, k] and D [batch,
+  // m, n] packed (batch strides m*k and m*n), B [n, k] read by every batch. The tile grid's z is
+  // the batch (tile_grid), so a chain can name (row band, column, sequence) tiles as attention
+  // programs do. Plain row-major GEMMs only (no split-K, SwiGLU pairs, swapped form, CTA pairs or
+  // next_weights).
+  int batch = 1;
 };
 
 // The split-K choice for a shape: baton::choose_split_k (baton/split_k.hpp).
 using ::baton::choose_split_k;
 
 // The grid of output tiles of an m x n GEMM (the stage's grid): with CTA pairs (ClusterN = 2) the
-// columns are padded to an even count (a pair's second tile past n computes nothing it stores).
+// columns are padded to an even count (a pair's second tile past n computes nothing it stores);
+// a batched GEMM (GemmArguments::batch) has its batches on z.
 template <class Config>
-constexpr Grid tile_grid(int m, int n) {
-  return Grid{ceil_div(m, Config::tile_m), ceil_div(ceil_div(n, Config::tile_n), Config::cluster_n) * Config::cluster_n, 1};
+constexpr Grid tile_grid(int m, int n, int batch = 1) {
+  return Grid{ceil_div(m, Config::tile_m), ceil_div(ceil_div(n, Config::tile_n), Config::cluster_n) * Config::cluster_n,
+              batch};
 }
 
 // Where a consumer GEMM's A operand [m, k] lies on the tiles of the producer GEMM that wrote it
@@ -247,9 +255,20 @@ constexpr footprint::GemmA gemm_a_footprint(int m, int k) {
                           ConsumerConfig::tile_k};
 }
 
+namespace detail {
+// The tests' random per-tile delay (GemmArguments::debug_max_tile_delay_ns and the other kernels'
+// equivalents): pseudo-random per (tile, epoch), so every run of a test sees a different interleaving.
+CUTLASS_DEVICE void debug_tile_delay(uint32_t max_ns, Assignment const& a) {
+  uint32_t h = uint32_t(a.position) * 0x9E3779B1u ^ (a.epoch + 0x7F4A7C15u) * 0x85EBCA77u;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  const uint64_t delay = uint64_t(h % (max_ns + 1u));
+  const uint64_t start = device::global_timer_ns();
+  while (device::global_timer_ns() - start < delay) __nanosleep(1000);
+}
 // Bytes of GemmArguments::split_workspace for args.split_k (0 without split): a 32-bit counter per
 // output tile (padded to 256 bytes), then split_k fp32 partial tiles per output tile.
-namespace detail {
 // The counters' part of a split-K workspace for a grid of output tiles (the partials follow it).
 constexpr size_t split_counters_bytes(Grid g) { return (size_t(g.size()) * sizeof(uint32_t) + 255) / 256 * 256; }
 // The whole workspace: the counters, then split_k fp32 partial tiles of tile_m x tile_n per tile.
@@ -484,7 +503,7 @@ struct GemmKernel {
     if (warp_group_role == WarpGroupRole::Producer) {
       ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
-        if (params.debug_max_tile_delay_ns != 0) debug_delay_(params.debug_max_tile_delay_ns, assignment);
+        if (params.debug_max_tile_delay_ns != 0) detail::debug_tile_delay(params.debug_max_tile_delay_ns, assignment);
         // The last band of a ragged M loads A through its shortened box (rows past it are never stored).
         const ABox a_box = assignment.tile.m == params.tail_tile_m
                                ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes}
@@ -751,16 +770,6 @@ struct GemmKernel {
     }
   }
 
-  // Pseudo-random per (tile, epoch), so every run of a test sees a different interleaving.
-  CUTLASS_DEVICE static void debug_delay_(uint32_t max_ns, Assignment const& a) {
-    uint32_t h = uint32_t(a.position) * 0x9E3779B1u ^ (a.epoch + 0x7F4A7C15u) * 0x85EBCA77u;
-    h ^= h >> 15;
-    h *= 0x2C1B3C6Du;
-    h ^= h >> 12;
-    const uint64_t delay = uint64_t(h % (max_ns + 1u));
-    const uint64_t start = device::global_timer_ns();
-    while (device::global_timer_ns() - start < delay) __nanosleep(1000);
-  }
 };
 
 template <class Kernel>
@@ -803,8 +812,16 @@ class Gemm {
   // Shapes, pointers and alignment that this kernel supports.
   [[nodiscard]] static status can_implement(const Arguments& args) {
     const std::string dims = "m=" + std::to_string(args.m) + " n=" + std::to_string(args.n) + " k=" + std::to_string(args.k);
-    if (args.m < 1 || args.n < 1 || args.k < 1)
-      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": every extent must be >= 1");
+    if (args.m < 1 || args.n < 1 || args.k < 1 || args.batch < 1)
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": every extent (and batch) must be >= 1");
+    if (args.batch > 1 && (args.split_k > 1 || Config::swiglu_pairs || Config::d_column_major || Config::cluster_n > 1 ||
+                           args.next_weights.k_blocks != 0))
+      return status(errc::not_supported, "sm90 GEMM " + dims + " batch=" + std::to_string(args.batch) +
+                                             ": a batched GEMM is a plain row-major one (no split-K, SwiGLU pairs, "
+                                             "swapped form, CTA pairs or next_weights)");
+    if (int64_t(args.batch) * args.m * (args.k > args.n ? args.k : args.n) >= (int64_t(1) << 31))
+      return status(errc::not_supported, "sm90 GEMM " + dims + " batch=" + std::to_string(args.batch) +
+                                             ": A or D has 2^31 elements or more (32-bit extents)");
     if (args.a == nullptr || args.b == nullptr || args.d == nullptr)
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": a, b and d must be non-null");
     // TMA needs 16-byte strides: A and B are K-major (k), D's leading extent is n (row-major) or m.
@@ -851,7 +868,7 @@ class Gemm {
   // Validates the arguments against the stage and builds the kernel parameters (TMA descriptors).
   [[nodiscard]] static result<Params> to_params(const StageT& stage, const Arguments& args) {
     BATON_TRY(can_implement(args));
-    const Grid want = tile_grid<Config>(args.m, args.n);
+    const Grid want = tile_grid<Config>(args.m, args.n, args.batch);
     if (!(stage.grid == want))
       return status(errc::invalid_argument, "sm90 GEMM: the stage's grid " + to_string(stage.grid) + " is not the " +
                                                 to_string(want) + " tiles of " + std::to_string(Config::tile_m) + "x" +
@@ -985,8 +1002,8 @@ class Gemm {
     } else {
       using Mainloop = typename Kernel::Mainloop;
       using StrideA = typename Mainloop::StrideA;
-      auto tensor_a = make_tensor(args.a, make_layout(make_shape(args.m, args.k, 1),
-                                                      ::cutlass::make_cute_packed_stride(StrideA{}, make_shape(args.m, args.k, 1))));
+      auto tensor_a = make_tensor(args.a, make_layout(make_shape(args.m, args.k, args.batch),
+                                                      ::cutlass::make_cute_packed_stride(StrideA{}, make_shape(args.m, args.k, args.batch))));
       auto smem_a = tile_to_shape(typename Mainloop::SmemLayoutAtomA{}, make_shape(Int<Rows>{}, Int<Config::tile_k>{}));
       auto tma = make_tma_copy_A_sm90(typename Mainloop::GmemTiledCopyA{}, tensor_a, smem_a,
                                       Shape<Int<Rows>, Int<Config::tile_n>, Int<Config::tile_k>>{},
@@ -1033,19 +1050,23 @@ class Gemm {
   }
 
   static typename Kernel::ProblemShape problem_shape_(const Arguments& args) {
-    return typename Kernel::ProblemShape{args.m, args.n, args.k, 1};
+    return typename Kernel::ProblemShape{args.m, args.n, args.k, args.batch};
   }
   static typename Kernel::Mainloop::Arguments mainloop_args_(const Arguments& args) {
     using StrideA = typename Kernel::Mainloop::StrideA;
     using StrideB = typename Kernel::Mainloop::StrideB;
-    return {args.a, ::cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(args.m, args.k, 1)), args.b,
-            ::cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(args.n, args.k, 1))};
+    // The weights are shared by every batch: the load warp reads B at batch 0 only
+    // (WaitingMainloop::load). B's descriptor is given the packed batch stride n*k so that TMA
+    // accepts it (rather than 0: every tensor map takes a nonzero stride);
+    // no load ever uses a batch past 0.
+    return {args.a, ::cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(args.m, args.k, args.batch)), args.b,
+            ::cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(args.n, args.k, args.batch))};
   }
   static typename Kernel::Epilogue::Arguments epilogue_args_(const Arguments& args) {
     using StrideC = typename Kernel::Epilogue::StrideC;
     using StrideD = typename Kernel::Epilogue::StrideD;
-    return {args.fusion, nullptr, ::cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(args.m, args.n, 1)),
-            args.d, ::cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(args.m, args.n, 1))};
+    return {args.fusion, nullptr, ::cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(args.m, args.n, args.batch)),
+            args.d, ::cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(args.m, args.n, args.batch))};
   }
 
   // Every input policy must walk A in this GEMM's k-blocks: the waits for k-block k are made just

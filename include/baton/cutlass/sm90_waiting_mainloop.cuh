@@ -137,12 +137,14 @@ struct WaitingMainloop : BaseMainloop {
     auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
     // A GEMM's tiled views carry a batch mode L, (BLK,BLK_K,m,k,l); a convolution's do not,
     // (BLK,BLK_K,m,k) with k = (channel block, s, r).
-    auto slice = [&](auto const& g, auto coord) {
-      if constexpr (decltype(cute::rank(g))::value == 5) return g(_, _, coord, _, l_coord);
+    // A batched GEMM (GemmArguments::batch) shares the weights: A's batch is the tile's, B's is 0
+    // (its descriptor has one batch).
+    auto slice = [&](auto const& g, auto coord, auto l) {
+      if constexpr (decltype(cute::rank(g))::value == 5) return g(_, _, coord, _, l);
       else return g(_, _, coord, _);
     };
-    Tensor gA = slice(get<0>(load_inputs), m_coord);  // (BLK_M,BLK_K,k)
-    Tensor gB = slice(get<1>(load_inputs), n_coord);  // (BLK_N,BLK_K,k)
+    Tensor gA = slice(get<0>(load_inputs), m_coord, l_coord);  // (BLK_M,BLK_K,k)
+    Tensor gB = slice(get<1>(load_inputs), n_coord, 0);        // (BLK_N,BLK_K,k)
     Tensor tAgA = block_tma_a.partition_S(gA);                   // (TMA,TMA_M,TMA_K,k)
     Tensor tAsA = block_tma_a.partition_D(sA);                   // (TMA,TMA_M,TMA_K,PIPE)
     Tensor tBgB = block_tma_b.partition_S(gB);                   // (TMA,TMA_N,TMA_K,k)

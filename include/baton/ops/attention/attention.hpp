@@ -1,6 +1,6 @@
 // baton/ops/attention/attention.hpp — the host side of the attention chain of GPT-3 / LLaMA (issue 19):
 // its shapes, their validation and the plan. No CUDA: everything here is tested on the CPU
-// (tests/host/test_ops_attention.cpp). The kernel, the op and the bench are not written yet
+// (tests/host/test_ops_attention.cpp). The op that runs the plan is baton/ops/attention/attention.cuh
 // (docs/attention.md says what is built and what is not).
 //
 // The chain, per GPU (under tensor parallelism each GPU holds `heads` of the model's heads):

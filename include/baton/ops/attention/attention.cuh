@@ -1,0 +1,268 @@
+// baton/ops/attention/attention.cuh — baton::ops::Attention: the prefill attention block of GPT-3 /
+// LLaMA (QKV GEMM -> causal FMHA -> O-proj GEMM) as one baton chain on CUTLASS 4.2 sm90 kernels.
+//
+//   using Op = baton::ops::CompiledAttention;            // kernels from baton::attention_kernels
+//   AttentionShape s{.batch = 1, .seq = 2048, .heads = 12, .hidden = 12288};
+//   auto op = Op::create(s, tensors, stream);            // plan, checks, chain proven, launches built
+//   if (!op.ok()) { ... op.error().message() ... }      // bad shapes and pointers: nothing launched
+//   BATON_TRY(op.value()->enqueue(stream));              // one pass, graph-capturable
+//
+// create(): plan_attention (attention.hpp) picks each edge's policy (none: PDL, the consumer's
+// griddepcontrol.wait before its first load of the producer's output; kblock: batonc's per-k-block
+// policies from attention_chain.baton), and Chain::validate proves each kblock edge against its
+// exact relation (deps::causal_attention for QKV -> attention, deps::gemm_a for attention -> O-proj)
+// before any launch.
+//
+// Layout: every tensor has padded_seq() = seq rounded up to 8 rows per sequence (the FMHA's query
+// alignment); the rows past seq are padding the caller allocates (computed, never read). X, W_qkv
+// and W_o must be written before enqueue (nothing waits for them). Prefill only: a decode shape is
+// refused (its chain is not built yet; docs/attention.md).
+#pragma once
+
+#include "baton/ops/attention/attention_kernels.cuh"  // first: CUTLASS and example 88's collectives
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/chain.hpp"
+#include "baton/dependency.hpp"
+#include "baton/launch.cuh"
+#include "baton/ops/attention/attention.hpp"
+#include "baton/ops/attention/attention_chain_policies.hpp"
+#include "baton/ops/op_support.cuh"
+#include "baton/trace.hpp"
+
+namespace baton::ops {
+
+static_assert(attention_kernels::kGemmTileM == kAttentionGemmTileM && attention_kernels::kGemmTileN == kAttentionGemmTileN &&
+                  attention_kernels::kGemmTileK == kAttentionGemmTileK &&
+                  attention_kernels::FmhaConfig::tile_q == kAttentionBlockM &&
+                  attention_kernels::FmhaConfig::tile_kv == kAttentionBlockN &&
+                  attention_kernels::FmhaConfig::head_dim == kAttentionHeadDim,
+              "baton::ops::Attention: the plan's tile constants must match the kernels'");
+
+// Non-owning bf16 device pointers, 16-byte aligned (TMA), rows per sequence = padded_seq().
+struct AttentionTensors {
+  const void* x = nullptr;      // [batch, padded_seq, hidden]
+  const void* w_qkv = nullptr;  // [3 * heads * 128, hidden] (nn.Linear layout: out x in)
+  void* qkv = nullptr;          // [batch, padded_seq, 3 * heads * 128]: Q | K | V
+  void* o = nullptr;            // [batch, padded_seq, heads * 128]
+  const void* w_o = nullptr;    // [hidden, heads * 128]
+  void* y = nullptr;            // [batch, padded_seq, hidden]
+};
+
+struct AttentionRunOptions {
+  AttentionOptions plan{};
+  int sms = 0;                              // 0: the current device's SM count
+  uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
+  bool log = true;                          // print the plan's log line
+  TileEvent* trace_qkv = nullptr;           // optional per-tile timelines (qkv / attention / oproj tiles events)
+  TileEvent* trace_attention = nullptr;
+  TileEvent* trace_oproj = nullptr;
+  uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
+};
+
+template <attention_kernels::AttentionKernelSet Kernels = attention_kernels::Inline>
+class Attention {
+ public:
+  using bf16 = attention_kernels::bf16;
+  Attention(const Attention&) = delete;
+  Attention& operator=(const Attention&) = delete;
+  ~Attention() {
+    if (ws_) (void)cudaFree(ws_);
+  }
+
+  // Plans, checks shapes and pointers, validates the chain (the soundness checker included),
+  // allocates the semaphore workspace (initialized on `stream`) and builds the launches. Nothing
+  // is launched.
+  [[nodiscard]] static result<std::unique_ptr<Attention>> create(const AttentionShape& shape, const AttentionTensors& t,
+                                                                 cudaStream_t stream, const AttentionRunOptions& o = {}) {
+    BATON_TRY(validate_attention(shape));
+    if (shape.mode != AttentionMode::prefill)
+      return status(errc::not_supported, "baton::ops::Attention " + shape.str() +
+                                             ": decode is planned (plan_attention) but its kernels are not built: the "
+                                             "new keys' K/V append and split-KV combine (docs/attention.md, Decode)");
+    BATON_TRY(check_tensors_(shape, t));
+    BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
+    auto plan = plan_attention(shape, sms, o.plan);
+    if (!plan.ok()) return plan.error();
+    std::unique_ptr<Attention> op(new Attention());
+    op->plan_ = plan.value();
+    BATON_TRY(op->build_(t, stream, o));
+    if (o.log) std::printf("%s\n", op->plan_.log_line().c_str());
+    return result<std::unique_ptr<Attention>>(std::move(op));
+  }
+
+  // One pass on `stream` (capturable in a CUDA graph).
+  [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, LaunchSchedule::pdl); }
+  // Waits for `stream`; the chain's error record (watchdog reports) as a status.
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  const AttentionPlan& plan() const { return plan_; }
+  const Chain& chain() const { return chain_; }
+
+ private:
+  Attention() = default;
+
+  [[nodiscard]] static status check_tensors_(const AttentionShape& s, const AttentionTensors& t) {
+    const std::string what = "baton::ops::Attention " + s.str() + ": ";
+    const void* ptrs[] = {t.x, t.w_qkv, t.qkv, t.o, t.w_o, t.y};
+    const char* names[] = {"x", "w_qkv", "qkv", "o", "w_o", "y"};
+    for (int i = 0; i < 6; ++i) {
+      if (ptrs[i] == nullptr) return status(errc::invalid_argument, what + names[i] + " is null");
+      if (reinterpret_cast<uintptr_t>(ptrs[i]) % 16 != 0)
+        return status(errc::not_supported, what + names[i] + " is not 16-byte aligned (TMA)");
+    }
+    // Written tensors must not overlap anything the chain reads or writes (sizes in elements).
+    const int64_t rows = s.padded_tokens();
+    struct Span {
+      const char* name;
+      const void* p;
+      int64_t elems;
+    };
+    const Span spans[] = {{"x", t.x, rows * s.hidden},          {"w_qkv", t.w_qkv, int64_t(3) * s.width() * s.hidden},
+                          {"qkv", t.qkv, rows * 3 * s.width()}, {"o", t.o, rows * s.width()},
+                          {"w_o", t.w_o, int64_t(s.hidden) * s.width()}, {"y", t.y, rows * s.hidden}};
+    for (int i = 0; i < 6; ++i)
+      for (int j = i + 1; j < 6; ++j) {
+        const bool written = i == 2 || i == 3 || i == 5 || j == 2 || j == 3 || j == 5;
+        const auto* a0 = static_cast<const char*>(spans[i].p);
+        const auto* b0 = static_cast<const char*>(spans[j].p);
+        if (written && a0 < b0 + spans[j].elems * 2 && b0 < a0 + spans[i].elems * 2)
+          return status(errc::invalid_argument, what + spans[i].name + " and " + spans[j].name +
+                                                    " overlap (qkv, o and y are written by the chain; rows per "
+                                                    "sequence are padded_seq() = " +
+                                                    std::to_string(s.padded_seq()) + ")");
+      }
+    return {};
+  }
+
+  sm90::GemmArguments<attention_kernels::GemmConfig> qkv_args_(const AttentionTensors& t, uint32_t delay) const {
+    const AttentionShape& s = plan_.shape;
+    sm90::GemmArguments<attention_kernels::GemmConfig> a{};
+    a.m = s.padded_seq();
+    a.n = 3 * s.width();
+    a.k = s.hidden;
+    a.a = static_cast<const bf16*>(t.x);
+    a.b = static_cast<const bf16*>(t.w_qkv);
+    a.d = static_cast<bf16*>(t.qkv);
+    a.batch = s.batch;
+    a.debug_max_tile_delay_ns = delay;
+    return a;
+  }
+  sm90::GemmArguments<attention_kernels::GemmConfig> oproj_args_(const AttentionTensors& t, uint32_t delay) const {
+    const AttentionShape& s = plan_.shape;
+    sm90::GemmArguments<attention_kernels::GemmConfig> a{};
+    a.m = s.padded_seq();
+    a.n = s.hidden;
+    a.k = s.width();
+    a.a = static_cast<const bf16*>(t.o);
+    a.b = static_cast<const bf16*>(t.w_o);
+    a.d = static_cast<bf16*>(t.y);
+    a.batch = s.batch;
+    a.debug_max_tile_delay_ns = delay;
+    return a;
+  }
+  sm90::FmhaArguments fmha_args_(const AttentionTensors& t, uint32_t delay) const {
+    const AttentionShape& s = plan_.shape;
+    return sm90::FmhaArguments{s.batch, s.padded_seq(), s.heads, static_cast<const bf16*>(t.qkv), static_cast<bf16*>(t.o),
+                               delay};
+  }
+
+  [[nodiscard]] status build_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
+    using namespace attention_kernels;
+    const AttentionShape& s = plan_.shape;
+    const attention_gen::Params gp = s.program_params();
+    const uint32_t delay = o.debug_max_tile_delay_ns;
+    const auto qa = qkv_args_(t, delay);
+    const auto fa = fmha_args_(t, delay);
+    const auto oa = oproj_args_(t, delay);
+    BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
+    BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("baton::ops::Attention attention")));
+    BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
+    const Grid gq = sm90::tile_grid<GemmConfig>(qa.m, qa.n, qa.batch);
+    const Grid ga = sm90::fmha_tile_grid<FmhaConfig>(fa.batch, fa.seq, fa.heads);
+    const Grid go = sm90::tile_grid<GemmConfig>(oa.m, oa.n, oa.batch);
+    if (!(attention_gen::qkv_grid(gp) == gq) || !(attention_gen::attn_grid(gp) == ga) || !(attention_gen::oproj_grid(gp) == go))
+      return status(errc::invalid_chain, "baton::ops::Attention: attention_chain.baton's grids differ from the kernels'");
+
+    auto sq = chain_.add_stage("qkv", gq, RowMajor{}, {.reads = {"X", "Wqkv"}, .writes = {"QKV"}});
+    auto sa = chain_.add_stage("attention", ga, RowMajor{}, {.reads = {"QKV"}, .writes = {"O"}});
+    auto so = chain_.add_stage("oproj", go, RowMajor{}, {.reads = {"O", "Wo"}, .writes = {"Y"}});
+    const bool wait1 = plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
+    const bool wait2 = plan_.attention_to_oproj == AttentionEdgePolicy::kblock;
+    std::optional<EdgeRef<QkvPolicy>> e1;
+    std::optional<EdgeRef<OprojPolicy>> e2;
+    // The exact relations (not the maps' relation, which reads past each tile's causal bound).
+    if (wait1) e1 = chain_.add_edge(sq, sa, attention_gen::qkv_to_attn(gp), attention_gen::qkv_to_attn_exact_relation(gp));
+    if (wait2) e2 = chain_.add_edge(sa, so, attention_gen::attn_to_oproj(gp), attention_gen::attn_to_oproj_exact_relation(gp));
+    BATON_TRY(chain_.validate());  // the soundness checker proves every kblock edge before any launch
+    BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
+    const size_t bytes = chain_.workspace_bytes();
+    BindOptions bq, ba, bo;
+    bq.watchdog_ns = ba.watchdog_ns = bo.watchdog_ns = o.watchdog_ns;
+    bq.trace = o.trace_qkv;
+    ba.trace = o.trace_attention;
+    bo.trace = o.trace_oproj;
+
+    result<StageLaunch> lq = status(errc::invalid_chain, "unset"), la = lq, lo = lq;
+    // Bound stages (types follow the edges) -> launches.
+    auto bind = [&](const auto& stage, auto out, auto in, const BindOptions& b) { return chain_.bind(stage, ws_, bytes, out, in, b); };
+    if (wait1) {
+      auto st = bind(sq, outs(*e1), ins(), bq);
+      if (!st.ok()) return st.error();
+      lq = Kernels::template launch<GemmConfig, QkvStage, sm90::NoGridWait>(st.value(), qa);
+    } else {
+      auto st = bind(sq, outs(), ins(), bq);
+      if (!st.ok()) return st.error();
+      lq = Kernels::template launch<GemmConfig, PlainStage, sm90::NoGridWait>(st.value(), qa);
+    }
+    if (wait1 && wait2) {
+      auto st = bind(sa, outs(*e2), ins(*e1), ba);
+      if (!st.ok()) return st.error();
+      la = Kernels::template launch<FmhaConfig, AttnWaitPostStage, sm90::NoGridWait>(st.value(), fa);
+    } else if (wait1) {
+      auto st = bind(sa, outs(), ins(*e1), ba);
+      if (!st.ok()) return st.error();
+      la = Kernels::template launch<FmhaConfig, AttnWaitStage, sm90::NoGridWait>(st.value(), fa);
+    } else if (wait2) {
+      auto st = bind(sa, outs(*e2), ins(), ba);
+      if (!st.ok()) return st.error();
+      la = Kernels::template launch<FmhaConfig, AttnPostStage, sm90::GridWaitBeforeLoads>(st.value(), fa);
+    } else {
+      auto st = bind(sa, outs(), ins(), ba);
+      if (!st.ok()) return st.error();
+      la = Kernels::template launch<FmhaConfig, PlainStage, sm90::GridWaitBeforeLoads>(st.value(), fa);
+    }
+    if (wait2) {
+      auto st = bind(so, outs(), ins(*e2), bo);
+      if (!st.ok()) return st.error();
+      lo = Kernels::template launch<GemmConfig, OprojStage, sm90::NoGridWait>(st.value(), oa);
+    } else {
+      // PDL: O-proj's CTAs stream W_o into their pipeline, then griddepcontrol.wait before O.
+      auto st = bind(so, outs(), ins(), bo);
+      if (!st.ok()) return st.error();
+      lo = Kernels::template launch<GemmConfig, PlainStage, sm90::GridWaitBeforeA>(st.value(), oa);
+    }
+    if (!lq.ok()) return lq.error().with_context("baton::ops::Attention qkv");
+    if (!la.ok()) return la.error().with_context("baton::ops::Attention attention");
+    if (!lo.ok()) return lo.error().with_context("baton::ops::Attention oproj");
+    launches_ = {lq.value(), la.value(), lo.value()};
+    return {};
+  }
+
+  AttentionPlan plan_{};
+  Chain chain_;
+  void* ws_ = nullptr;
+  std::vector<StageLaunch> launches_;
+};
+
+// The op over the library's kernels (link baton::attention_kernels).
+using CompiledAttention = Attention<attention_kernels::Compiled>;
+
+}  // namespace baton::ops

@@ -1,0 +1,16 @@
+# The kernels of baton::attention_kernels, one per translation unit: what baton::ops::Attention can
+# plan (baton/ops/attention/attention_kernels.cuh, attention_kernels::Compiled). Each row:
+#   name | configuration | stage | grid wait (none, before_loads, before_a)
+# Eight kernels: the QKV GEMM plain and posting; the FMHA in the four forms of (input none or
+# kblock) x (output none or kblock); the O-proj GEMM PDL-launched (weights first) and waiting. A GEMM
+# takes ~1 min and ~3 GB of compiler memory, an FMHA ~30 s (docs/attention.md, CI budget).
+set(BATON_ATTENTION_KERNEL_TABLE
+  "qkv                  | GemmConfig | PlainStage        | none"
+  "qkv_post             | GemmConfig | QkvStage          | none"
+  "attn_after_grid      | FmhaConfig | PlainStage        | before_loads"
+  "attn_post_after_grid | FmhaConfig | AttnPostStage     | before_loads"
+  "attn_wait            | FmhaConfig | AttnWaitStage     | none"
+  "attn_wait_post       | FmhaConfig | AttnWaitPostStage | none"
+  "oproj_after_grid     | GemmConfig | PlainStage        | before_a"
+  "oproj_wait           | GemmConfig | OprojStage        | none"
+)

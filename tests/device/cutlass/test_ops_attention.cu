@@ -1,0 +1,270 @@
+// Device tests (label gpu) of the attention op, baton::ops::Attention (include/baton/ops/attention/),
+// as CompiledAttention over the library baton::attention_kernels (kernels/attention/):
+//   * every pair of edge policies (none / kblock on QKV -> attention and attention -> O-proj: the
+//     four FMHA forms) x shapes: one query block, whole blocks, ragged sequences (seq not a multiple
+//     of 128, and not of 8: padded), several sequences (grid z), tensor parallelism (hidden =
+//     2 * heads * 128), several heads;
+//   * a 10^4-pass random-delay stress of the waiting chain (each tile's loads start after up to 3 us;
+//     BATON_TEST_SCALE divides the count): every checked run's output equals the first's bit for bit
+//     (the loads are in order, so the sums are too);
+//   * errors: decode, a head_dim other than 128, null, misaligned or overlapping tensors are refused
+//     by create() with the field named, and nothing is launched (the output keeps its poison).
+// Each case NaN-poisons QKV, O and Y before every run and compares Y (and O) with a CPU reference
+// that rounds QKV and O to bf16 where the kernels store them: relative Frobenius error < 1e-2 and
+// every element within 3e-2 * max|ref|; padding rows are not compared.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../device_test_util.cuh"
+#include "random_bf16.hpp"
+#include "baton/ops/attention/attention.cuh"
+
+using namespace baton;
+using baton::ops::AttentionEdgePolicy;
+using bf16 = ::cutlass::bfloat16_t;
+using Op = ops::CompiledAttention;
+
+namespace {
+
+using bt::parallel_for;
+
+struct Data {
+  ops::AttentionShape shape;
+  std::vector<bf16> x, wqkv, wo;      // x [batch, padded_seq, hidden] (padding rows random too)
+  std::vector<double> o_ref, y_ref;   // [batch, seq, width] and [batch, seq, hidden] (real rows only)
+};
+
+float bf(double v) { return float(bf16(float(v))); }
+
+Data make_data(const ops::AttentionShape& s) {
+  Data d{s, {}, {}, {}, {}, {}};
+  const int S = s.padded_seq(), W = s.width(), H = s.hidden, D = s.head_dim;
+  d.x = bt::random_bf16(size_t(s.batch) * S * H, 31, 1.0f);
+  d.wqkv = bt::random_bf16(size_t(3) * W * H, 32, 2.0f / std::sqrt(float(H)));
+  d.wo = bt::random_bf16(size_t(H) * W, 33, 1.0f / std::sqrt(float(W)));
+  // QKV for the real rows, rounded to bf16 as the GEMM stores it (padding rows are never attended:
+  // causal, and real queries come first).
+  std::vector<float> qkv(size_t(s.batch) * s.seq * 3 * W);
+  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
+    const size_t b = r / s.seq, i = r % s.seq;
+    const bf16* xr = &d.x[(b * S + i) * H];
+    for (int c = 0; c < 3 * W; ++c) {
+      double acc = 0;
+      const bf16* wr = &d.wqkv[size_t(c) * H];
+      for (int k = 0; k < H; ++k) acc += double(float(xr[k])) * double(float(wr[k]));
+      qkv[r * 3 * W + c] = bf(acc);
+    }
+  });
+  // Causal attention per (sequence, head, query), O rounded to bf16.
+  d.o_ref.assign(size_t(s.batch) * s.seq * W, 0.0);
+  const double scale = 1.0 / std::sqrt(double(D));
+  parallel_for(size_t(s.batch) * s.heads * s.seq, [&](size_t job) {
+    const size_t i = job % s.seq, h = job / s.seq % s.heads, b = job / (size_t(s.seq) * s.heads);
+    const float* q = &qkv[(b * s.seq + i) * 3 * W + h * D];
+    std::vector<double> p(i + 1);
+    double mx = -1e300;
+    for (size_t j = 0; j <= i; ++j) {
+      const float* k = &qkv[(b * s.seq + j) * 3 * W + W + h * D];
+      double dot = 0;
+      for (int c = 0; c < D; ++c) dot += double(q[c]) * double(k[c]);
+      p[j] = dot * scale;
+      mx = std::max(mx, p[j]);
+    }
+    double sum = 0;
+    for (auto& v : p) sum += (v = std::exp(v - mx));
+    for (int c = 0; c < D; ++c) {
+      double acc = 0;
+      for (size_t j = 0; j <= i; ++j) acc += p[j] * double(qkv[(b * s.seq + j) * 3 * W + 2 * W + h * D + c]);
+      d.o_ref[(b * s.seq + i) * W + h * D + c] = acc / sum;
+    }
+  });
+  d.y_ref.assign(size_t(s.batch) * s.seq * H, 0.0);
+  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
+    for (int c = 0; c < H; ++c) {
+      double acc = 0;
+      const bf16* wr = &d.wo[size_t(c) * W];
+      for (int k = 0; k < W; ++k) acc += double(bf(d.o_ref[r * W + k])) * double(float(wr[k]));
+      d.y_ref[r * H + c] = acc;
+    }
+  });
+  return d;
+}
+
+const Data& data(const ops::AttentionShape& s) {
+  static std::map<std::string, Data> cache;
+  auto it = cache.find(s.str());
+  if (it == cache.end()) it = cache.emplace(s.str(), make_data(s)).first;
+  return it->second;
+}
+
+struct Buffers {
+  bt::dev_ptr<bf16> x, wqkv, qkv, o, wo, y;
+  ops::AttentionTensors t;
+};
+
+Buffers upload(const Data& d, cudaStream_t stream) {
+  Buffers b;
+  const ops::AttentionShape& s = d.shape;
+  const size_t rows = size_t(s.padded_tokens());
+  b.x = bt::dev_alloc<bf16>(d.x.size());
+  b.wqkv = bt::dev_alloc<bf16>(d.wqkv.size());
+  b.qkv = bt::dev_alloc<bf16>(rows * 3 * s.width());
+  b.o = bt::dev_alloc<bf16>(rows * s.width());
+  b.wo = bt::dev_alloc<bf16>(d.wo.size());
+  b.y = bt::dev_alloc<bf16>(rows * s.hidden);
+  auto put = [&](bf16* dst, const std::vector<bf16>& v) {
+    (void)cudaMemcpyAsync(dst, v.data(), v.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream);
+  };
+  put(b.x.get(), d.x);
+  put(b.wqkv.get(), d.wqkv);
+  put(b.wo.get(), d.wo);
+  b.t = {b.x.get(), b.wqkv.get(), b.qkv.get(), b.o.get(), b.wo.get(), b.y.get()};
+  return b;
+}
+
+// Compares the real rows of `got` ([batch, padded_seq, cols]) with `ref` ([batch, seq, cols]).
+::testing::AssertionResult close(const ops::AttentionShape& s, const std::vector<bf16>& got, const std::vector<double>& ref,
+                                 int cols, const char* what) {
+  double err = 0, norm = 0, maxref = 0;
+  for (double v : ref) maxref = std::max(maxref, std::abs(v));
+  size_t bad = 0, first_bad = 0;
+  for (int b = 0; b < s.batch; ++b)
+    for (int i = 0; i < s.seq; ++i)
+      for (int c = 0; c < cols; ++c) {
+        const size_t ri = (size_t(b) * s.seq + i) * cols + c, gi = (size_t(b) * s.padded_seq() + i) * cols + c;
+        const double v = double(float(got[gi])), e = v - ref[ri];
+        err += e * e;
+        norm += ref[ri] * ref[ri];
+        if (!(std::abs(e) <= 3e-2 * maxref + 1e-3) && bad++ == 0) first_bad = ri;
+      }
+  const double rel = std::sqrt(err / std::max(norm, 1e-30));
+  if (rel < 1e-2 && bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": relative error " << rel << ", " << bad << " elements off, first at "
+                                       << first_bad << " (ref " << ref[first_bad] << ")";
+}
+
+class AttentionTest : public bt::DeviceTest {
+ protected:
+  void run_and_check(const ops::AttentionShape& s, ops::AttentionRunOptions o, int runs = 2) {
+    const Data& d = data(s);
+    Buffers b = upload(d, stream);
+    o.log = false;
+    auto op = Op::create(s, b.t, stream, o);
+    ASSERT_TRUE(op.ok()) << s.str() << ": " << op.error().to_string();
+    const std::string plan = op.value()->plan().log_line();
+    const size_t rows = size_t(s.padded_tokens());
+    for (int run = 0; run < runs; ++run) {
+      BT_CUDA(cudaMemsetAsync(b.qkv.get(), 0xFF, rows * 3 * s.width() * sizeof(bf16), stream));  // NaN
+      BT_CUDA(cudaMemsetAsync(b.o.get(), 0xFF, rows * s.width() * sizeof(bf16), stream));
+      BT_CUDA(cudaMemsetAsync(b.y.get(), 0xFF, rows * s.hidden * sizeof(bf16), stream));
+      BT_ASSERT_OK(op.value()->enqueue(stream));
+      BT_ASSERT_OK(op.value()->check_errors(stream));
+      ASSERT_TRUE(close(s, download(b.o.get(), rows * s.width()), d.o_ref, s.width(), "O")) << plan;
+      ASSERT_TRUE(close(s, download(b.y.get(), rows * s.hidden), d.y_ref, s.hidden, "Y")) << plan;
+    }
+  }
+};
+
+ops::AttentionShape prefill(int batch, int seq, int heads, int tp = 1) {
+  return ops::AttentionShape{.batch = batch, .seq = seq, .heads = heads, .hidden = tp * heads * 128};
+}
+
+const ops::AttentionShape kShapes[] = {
+    prefill(1, 128, 1),     // one query block, one head
+    prefill(1, 512, 2),     // whole blocks: query blocks walk 1..4 key blocks
+    prefill(2, 200, 2),     // ragged: 2 blocks per sequence, the second partial; 2 sequences on grid z
+    prefill(1, 77, 1),      // padded 77 -> 80 queries
+    prefill(3, 8, 1),       // one 8-query block per sequence
+    prefill(1, 384, 2, 2),  // tensor parallelism: hidden = 2 * heads * 128
+};
+
+TEST_F(AttentionTest, EveryEdgePolicyPairMatchesTheReference) {
+  for (const auto& s : kShapes)
+    for (auto p1 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock})
+      for (auto p2 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock}) {
+        SCOPED_TRACE(s.str() + " qkv->attn " + ops::to_string(p1) + " attn->oproj " + ops::to_string(p2));
+        ops::AttentionRunOptions o;
+        o.plan.qkv_to_attention = p1;
+        o.plan.attention_to_oproj = p2;
+        run_and_check(s, o);
+      }
+}
+
+TEST_F(AttentionTest, AutomaticPlanMatchesTheReference) {
+  for (const auto& s : kShapes) run_and_check(s, {});
+}
+
+TEST_F(AttentionTest, RandomDelayStressMatchesBitForBit) {
+  const ops::AttentionShape s = prefill(2, 320, 2);
+  const Data& d = data(s);
+  Buffers b = upload(d, stream);
+  ops::AttentionRunOptions o;
+  o.log = false;
+  o.plan.qkv_to_attention = o.plan.attention_to_oproj = AttentionEdgePolicy::kblock;
+  o.debug_max_tile_delay_ns = 3000;
+  auto op = Op::create(s, b.t, stream, o);
+  ASSERT_TRUE(op.ok()) << op.error().to_string();
+  const size_t n = size_t(s.padded_tokens()) * s.hidden;
+  std::vector<bf16> first;
+  const int runs = bt::scaled(10000);
+  for (int run = 0; run < runs; ++run) {
+    BT_CUDA(cudaMemsetAsync(b.y.get(), 0xFF, n * sizeof(bf16), stream));
+    BT_ASSERT_OK(op.value()->enqueue(stream));
+    if (run == 0 || run == runs - 1 || run % 97 == 0) {
+      BT_ASSERT_OK(op.value()->check_errors(stream));
+      auto y = download(b.y.get(), n);
+      if (run == 0) {
+        ASSERT_TRUE(close(s, y, d.y_ref, s.hidden, "Y"));
+        first = y;
+      } else {
+        ASSERT_EQ(0, std::memcmp(first.data(), y.data(), n * sizeof(bf16))) << "run " << run << " differs from run 0";
+      }
+    }
+  }
+  BT_ASSERT_OK(op.value()->check_errors(stream));
+}
+
+TEST_F(AttentionTest, BadShapesAndPointersAreRefusedAndNothingRuns) {
+  const ops::AttentionShape s = prefill(1, 128, 1);
+  const Data& d = data(s);
+  Buffers b = upload(d, stream);
+  const size_t n = size_t(s.padded_tokens()) * s.hidden;
+  BT_CUDA(cudaMemsetAsync(b.y.get(), 0xFF, n * sizeof(bf16), stream));
+  auto refused = [&](const ops::AttentionShape& shape, const ops::AttentionTensors& t, const char* needle) {
+    ops::AttentionRunOptions o;
+    o.log = false;
+    auto op = Op::create(shape, t, stream, o);
+    ASSERT_FALSE(op.ok()) << shape.str() << " was accepted";
+    EXPECT_NE(op.error().to_string().find(needle), std::string::npos) << op.error().to_string();
+  };
+  ops::AttentionShape decode = s;
+  decode.mode = ops::AttentionMode::decode;
+  decode.seq = 1;
+  decode.kv_len = 512;
+  refused(decode, b.t, "decode");
+  ops::AttentionShape d64 = s;
+  d64.head_dim = 64;
+  d64.hidden = 64;
+  refused(d64, b.t, "head_dim");
+  ops::AttentionTensors t = b.t;
+  t.w_o = nullptr;
+  refused(s, t, "w_o is null");
+  t = b.t;
+  t.qkv = static_cast<char*>(t.qkv) + 2;
+  refused(s, t, "qkv is not 16-byte aligned");
+  t = b.t;
+  t.o = t.qkv;
+  refused(s, t, "overlap");
+  // Nothing ran: Y keeps its poison.
+  auto y = download(b.y.get(), n);
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(float(y[i]))) << "element " << i << " was written";
+}
+
+}  // namespace
