@@ -1,10 +1,14 @@
-// baton/ops/op_support.cuh — what every chain op (ops::Mlp, ops::Conv2dChain) does with CUDA while it
-// builds and tunes itself: its zeroed workspaces, the chain's workspace, and the time of a pass.
+// baton/ops/op_support.cuh — what every chain op (ops::Mlp, ops::Conv2dChain, ops::Attention) does with
+// CUDA while it builds and tunes itself: its zeroed workspaces, the chain's workspace, the time of a
+// pass, and the timing of tuning candidates.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "baton/chain.hpp"
 #include "baton/launch.cuh"
@@ -65,6 +69,39 @@ template <class Op>
   if (b) (void)cudaEventDestroy(b);
   if (!st.ok()) return st;
   return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
+}
+
+// What time_candidates measured: the candidate tuning_choice keeps and every candidate's median.
+struct TunedChoice {
+  size_t best = 0;
+  std::vector<double> medians;  // us per pass, per candidate
+  int rounds = 0, per_round = 0;
+};
+
+// Times the candidate ops (op.enqueue / op.check_errors) on `stream` the way every op's tuning does:
+// ~30 ms of warm-up passes of the first, then 5 interleaved rounds of tune_iters / 5 passes each,
+// the median round per candidate; the first candidate (the plan) is kept unless another is > 2%
+// faster (tuning_choice). `name(i)` names candidate i in errors.
+template <class Op, class Name>
+[[nodiscard]] result<TunedChoice> time_candidates(std::vector<std::unique_ptr<Op>>& ops, cudaStream_t stream,
+                                                  int tune_iters, Name name) {
+  if (ops.empty()) return status(errc::invalid_argument, "tuning: no candidates");
+  auto one = mean_pass_us(*ops[0], stream, 1, 3);
+  if (!one.ok()) return one.error().with_context("tuning warm-up");
+  const int warm = int(std::min(2000.0, std::max(3.0, 30'000.0 / std::max(one.value(), 1.0))));
+  BATON_TRY(mean_pass_us(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
+  TunedChoice c;
+  c.rounds = 5;
+  c.per_round = std::max(1, (tune_iters + c.rounds - 1) / c.rounds);
+  std::vector<std::vector<double>> rounds(ops.size());
+  for (int r = 0; r < c.rounds; ++r)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      auto us = mean_pass_us(*ops[i], stream, c.per_round, 1);
+      if (!us.ok()) return us.error().with_context("tuning candidate " + name(i));
+      rounds[i].push_back(us.value());
+    }
+  c.best = tuning_choice(rounds, c.medians);
+  return c;
 }
 
 }  // namespace baton::ops::detail

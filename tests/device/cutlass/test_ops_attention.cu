@@ -7,6 +7,7 @@
 //   * a 10^4-pass random-delay stress of the waiting chain (each tile's loads start after up to 3 us;
 //     BATON_TEST_SCALE divides the count): every checked run's output equals the first's bit for bit
 //     (the loads are in order, so the sums are too);
+//   * tuning (AttentionRunOptions::tune): the pair it keeps is correct, a fixed edge stays fixed;
 //   * errors: decode, a head_dim other than 128, null, misaligned or overlapping tensors are refused
 //     by create() with the field named, and nothing is launched (the output keeps its poison).
 // Each case NaN-poisons QKV, O and Y before every run and compares Y (and O) with a CPU reference
@@ -199,6 +200,29 @@ TEST_F(AttentionTest, EveryEdgePolicyPairMatchesTheReference) {
 
 TEST_F(AttentionTest, AutomaticPlanMatchesTheReference) {
   for (const auto& s : kShapes) run_and_check(s, {});
+}
+
+TEST_F(AttentionTest, TunedChainIsCorrect) {
+  for (const auto& s : {prefill(1, 512, 2), prefill(2, 200, 2)}) {
+    ops::AttentionRunOptions o;
+    o.tune = true;
+    o.tune_cache = false;
+    o.tune_iters = 10;
+    run_and_check(s, o);
+  }
+  // A fixed edge stays fixed: only the other edge is tuned.
+  ops::AttentionRunOptions o;
+  o.tune = true;
+  o.tune_cache = false;
+  o.tune_iters = 10;
+  o.plan.qkv_to_attention = AttentionEdgePolicy::none;
+  const ops::AttentionShape s = prefill(1, 256, 2);
+  Buffers b = upload(data(s), stream);
+  o.log = false;
+  auto op = Op::create(s, b.t, stream, o);
+  ASSERT_TRUE(op.ok()) << op.error().to_string();
+  EXPECT_EQ(op.value()->plan().qkv_to_attention, AttentionEdgePolicy::none);
+  EXPECT_NE(op.value()->plan().reason.find("tuned"), std::string::npos) << op.value()->plan().reason;
 }
 
 TEST_F(AttentionTest, RandomDelayStressMatchesBitForBit) {

@@ -9,9 +9,10 @@
 //
 // create(): plan_attention (attention.hpp) picks each edge's policy (none: PDL, the consumer's
 // griddepcontrol.wait before its first load of the producer's output; kblock: batonc's per-k-block
-// policies from attention_chain.baton), and Chain::validate proves each kblock edge against its
-// exact relation (deps::causal_attention for QKV -> attention, deps::gemm_a for attention -> O-proj)
-// before any launch.
+// policies from attention_chain.baton), or tune = true times the pairs on this GPU and keeps the
+// fastest (cached per shape in TuneCache::global()); Chain::validate proves each kblock edge against
+// its exact relation (deps::causal_attention for QKV -> attention, deps::gemm_a for attention ->
+// O-proj) before any launch.
 //
 // Layout: every tensor has padded_seq() = seq rounded up to 8 rows per sequence (the FMHA's query
 // alignment); the rows past seq are padding the caller allocates (computed, never read). X, W_qkv
@@ -23,6 +24,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -36,6 +38,7 @@
 #include "baton/ops/attention/attention.hpp"
 #include "baton/ops/attention/attention_chain_policies.hpp"
 #include "baton/ops/op_support.cuh"
+#include "baton/ops/tuner.hpp"
 #include "baton/trace.hpp"
 
 namespace baton::ops {
@@ -66,6 +69,13 @@ struct AttentionRunOptions {
   TileEvent* trace_attention = nullptr;
   TileEvent* trace_oproj = nullptr;
   uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
+  // Per-shape tuning (an edge left automatic): create() times every pair of edge policies the
+  // request allows on `stream` with the given tensors (it overwrites qkv, o and y), 5 interleaved
+  // rounds of tune_iters / 5 passes after ~30 ms of warm-up, median round; the plan is kept unless
+  // another pair is > 2% faster. Cached per shape, request and GPU in TuneCache::global().
+  bool tune = false;
+  int tune_iters = 40;
+  bool tune_cache = true;
 };
 
 template <attention_kernels::AttentionKernelSet Kernels = attention_kernels::Inline>
@@ -90,6 +100,9 @@ class Attention {
                                              "new keys' K/V append and split-KV combine (docs/attention.md, Decode)");
     BATON_TRY(check_tensors_(shape, t));
     BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
+    if (o.tune && (o.plan.qkv_to_attention == AttentionEdgePolicy::automatic ||
+                   o.plan.attention_to_oproj == AttentionEdgePolicy::automatic))
+      return tuned_(shape, t, stream, o, sms);
     auto plan = plan_attention(shape, sms, o.plan);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Attention> op(new Attention());
@@ -254,6 +267,85 @@ class Attention {
     if (!lo.ok()) return lo.error().with_context("baton::ops::Attention oproj");
     launches_ = {lq.value(), la.value(), lo.value()};
     return {};
+  }
+
+  static std::string options_to_string_(const AttentionPlan& p) {
+    return std::string("qkv_to_attention=") + to_string(p.qkv_to_attention) + ";attention_to_oproj=" +
+           to_string(p.attention_to_oproj);
+  }
+  static std::optional<AttentionOptions> options_from_string_(const std::string& v) {
+    char a[16] = {0}, b[16] = {0};
+    if (std::sscanf(v.c_str(), "qkv_to_attention=%15[a-z];attention_to_oproj=%15[a-z]", a, b) != 2) return std::nullopt;
+    auto edge = [](const std::string& w) -> std::optional<AttentionEdgePolicy> {
+      if (w == "none") return AttentionEdgePolicy::none;
+      if (w == "kblock") return AttentionEdgePolicy::kblock;
+      return std::nullopt;
+    };
+    auto e1 = edge(a), e2 = edge(b);
+    if (!e1 || !e2) return std::nullopt;
+    return AttentionOptions{*e1, *e2, std::nullopt};
+  }
+
+  [[nodiscard]] static result<std::unique_ptr<Attention>> tuned_(const AttentionShape& shape, const AttentionTensors& t,
+                                                                 cudaStream_t stream, const AttentionRunOptions& o, int sms) {
+    auto base = plan_attention(shape, sms, o.plan);
+    if (!base.ok()) return base.error();
+    auto with = [&](const AttentionOptions& plan) {
+      AttentionRunOptions co = o;
+      co.tune = false;
+      co.log = false;
+      co.plan = plan;
+      return create(shape, t, stream, co);
+    };
+    std::string key;
+    if (o.tune_cache) {
+      auto device = detail::current_tune_device_key(sms);
+      if (!device.ok()) return device.error().with_context("baton::ops::Attention tuning");
+      // The shape, what the caller fixed (a cached plan must honour the same requests) and the GPU.
+      key = "attention;" + shape.str() + ";asked=" + to_string(o.plan.qkv_to_attention) + "," +
+            to_string(o.plan.attention_to_oproj) + ";" + device.value();
+      if (auto hit = TuneCache::global().find(key))
+        if (auto cached = options_from_string_(*hit)) {
+          auto m = with(*cached);
+          if (m.ok()) {
+            m.value()->plan_.reason = "tuned earlier on this GPU (tuning cache): " + *hit;
+            if (o.log) std::printf("%s\n", m.value()->plan_.log_line().c_str());
+            return m;
+          }
+        }
+    }
+    // The planned pair first (kept unless another is > 2% faster), then every pair the request allows.
+    std::vector<AttentionOptions> cands{{base.value().qkv_to_attention, base.value().attention_to_oproj, std::nullopt}};
+    for (auto p1 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock})
+      for (auto p2 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock}) {
+        if (o.plan.qkv_to_attention != AttentionEdgePolicy::automatic && p1 != o.plan.qkv_to_attention) continue;
+        if (o.plan.attention_to_oproj != AttentionEdgePolicy::automatic && p2 != o.plan.attention_to_oproj) continue;
+        const AttentionOptions c{p1, p2, std::nullopt};
+        if (std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
+      }
+    std::vector<std::unique_ptr<Attention>> ops;
+    for (const AttentionOptions& c : cands) {
+      auto m = with(c);
+      if (!m.ok()) return m.error().with_context("baton::ops::Attention tuning candidate");
+      ops.push_back(std::move(m.value()));
+    }
+    auto timed = detail::time_candidates(ops, stream, o.tune_iters, [&](size_t i) { return options_to_string_(ops[i]->plan_); });
+    if (!timed.ok()) return timed.error();
+    std::string tried;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s%s %.2f us", i ? ", " : "", options_to_string_(ops[i]->plan_).c_str(),
+                    timed.value().medians[i]);
+      tried += buf;
+    }
+    std::unique_ptr<Attention> chosen = std::move(ops[timed.value().best]);
+    ops.clear();
+    if (o.tune_cache)
+      BATON_TRY(TuneCache::global().put(key, options_to_string_(chosen->plan_)).with_context("baton::ops::Attention tuning"));
+    chosen->plan_.reason = "tuned on this GPU (median of " + std::to_string(timed.value().rounds) +
+                           " interleaved rounds of " + std::to_string(timed.value().per_round) + " passes): " + tried;
+    if (o.log) std::printf("%s\n", chosen->plan_.log_line().c_str());
+    return result<std::unique_ptr<Attention>>(std::move(chosen));
   }
 
   AttentionPlan plan_{};

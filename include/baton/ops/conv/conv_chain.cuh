@@ -302,21 +302,10 @@ class Conv2dChain {
       if (!m.ok()) return m.error().with_context("baton::ops::Conv2dChain tuning candidate");
       ops.push_back(std::move(m.value()));
     }
-    auto one = detail::mean_pass_us(*ops[0], stream, 1, 3);
-    if (!one.ok()) return one.error().with_context("tuning warm-up");
-    const int warm = int(std::min(2000.0, std::max(3.0, 30'000.0 / std::max(one.value(), 1.0))));
-    BATON_TRY(detail::mean_pass_us(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
-    constexpr int kRounds = 5;
-    const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
-    std::vector<std::vector<double>> rounds(ops.size());
-    for (int r = 0; r < kRounds; ++r)
-      for (size_t i = 0; i < ops.size(); ++i) {
-        auto us = detail::mean_pass_us(*ops[i], stream, per_round, 1);
-        if (!us.ok()) return us.error().with_context("tuning candidate " + options_to_string_(ops[i]->plan_));
-        rounds[i].push_back(us.value());
-      }
-    std::vector<double> med;
-    const size_t best = tuning_choice(rounds, med);
+    auto timed = detail::time_candidates(ops, stream, o.tune_iters, [&](size_t i) { return options_to_string_(ops[i]->plan_); });
+    if (!timed.ok()) return timed.error();
+    const std::vector<double>& med = timed.value().medians;
+    const size_t best = timed.value().best;
     std::string tried;
     for (size_t i = 0; i < ops.size(); ++i) {
       char buf[160];
@@ -327,8 +316,8 @@ class Conv2dChain {
     ops.clear();
     if (o.tune_cache)
       BATON_TRY(TuneCache::global().put(key, options_to_string_(chosen->plan_)).with_context("baton::ops::Conv2dChain tuning"));
-    chosen->plan_.reason = "tuned on this GPU (median of " + std::to_string(kRounds) + " interleaved rounds of " +
-                           std::to_string(per_round) + " passes): " + tried;
+    chosen->plan_.reason = "tuned on this GPU (median of " + std::to_string(timed.value().rounds) +
+                           " interleaved rounds of " + std::to_string(timed.value().per_round) + " passes): " + tried;
     if (o.log) std::printf("%s\n", chosen->plan_.log_line().c_str());
     return result<std::unique_ptr<Conv2dChain>>(std::move(chosen));
   }
