@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""PyTorch baseline of the attention-chain bench (BENCHMARKS.md baseline 4): the prefill block
+
+    qkv = x @ w_qkv.T                                   (torch.matmul: cuBLAS/cuBLASLt, bf16)
+    q, k, v = heads of qkv's [Q | K | V] columns        (views, no copy)
+    o = scaled_dot_product_attention(q, k, v, is_causal=True)
+    y = o (heads merged) @ w_o.T
+
+with SDPA's backend picked explicitly (torch.nn.attention.sdpa_kernel): FLASH_ATTENTION for the row
+`cublaslt-sdpa-flash-graph`, CUDNN_ATTENTION for `cublaslt-sdpa-cudnn-graph`. Each pass is captured
+in a CUDA graph (`iters` passes per graph) and timed per replay with CUDA events, as
+baton_bench_attention times its variants: warm-up replays, then median, min and max of --reps
+replays divided by the passes. Rows go to DIR/sdpa-<workload>.csv in the common schema
+(BENCHMARKS.md "Result files") with the bench's extra columns (policy, launch, iters, rel_err) and
+torch, cudnn; bench/attention/merge.py joins them with the bench's rows.
+
+Shapes and data as the bench: GPT-3 175B TP8 (hidden 12288, 12 heads of 128) or LLaMA-65B TP8 (8192,
+8 heads), B x S in {1, 4, 8} x {512, 1024, 2048}, or custom --heads/--hidden; x uniform on [-1, 1],
+w_qkv on +-3/sqrt(hidden), w_o on +-3/sqrt(heads*128). Inputs are not padded (PyTorch needs no
+padding); the floor counts the same real tokens as the bench's.
+
+Check: y against an fp32 reference from the same bf16 inputs (qkv rounded to bf16, causal softmax in
+fp32, o rounded to bf16, y = o @ w_o.T; TF32 off): ||y - ref|| / ||ref|| < 1e-2 and no NaN, after
+NaN-poisoning the graph's output and replaying it once.
+
+usage:
+  sdpa_baseline.py --workload gpt3 --out-dir bench/results/h200/latest --commit SHA
+  sdpa_baseline.py --workload llama --batch 1 --seq 2048
+  sdpa_baseline.py --batch 3 --seq 1000 --heads 4 --hidden 4096        (workload custom)
+
+A backend that cannot run a shape (not built in, or refusing the inputs) is a warning and no row.
+Exit status: 0 when every row that was measured is correct, 1 when a shape failed (OOM, capture
+error, ...) or a row is incorrect, 2 on bad arguments, no torch or no GPU.
+"""
+import argparse
+import csv
+import datetime
+import gc
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+HEAD_DIM = 128
+MODELS = {"gpt3": (12, 12288), "llama": (8, 8192)}  # heads per GPU, hidden (TP8 shards)
+COLUMNS = [
+    "workload", "shape", "variant", "median_us", "min_us", "max_us", "reps", "floor_us",
+    "best_baseline_us", "ratio_to_floor", "ratio_to_best_baseline", "correct", "gpu", "driver",
+    "cuda", "commit", "date", "policy", "launch", "iters", "rel_err", "torch", "cudnn",
+]
+BACKENDS = {  # name: (variant, SDPBackend member)
+    "flash": ("cublaslt-sdpa-flash-graph", "FLASH_ATTENTION"),
+    "cudnn": ("cublaslt-sdpa-cudnn-graph", "CUDNN_ATTENTION"),
+}
+PEAK_FLOPS = 790e12  # BENCHMARKS.md: cuBLAS bf16 on the H200
+PEAK_BYTES = 4.3e12  # BENCHMARKS.md: device-to-device copy, read + write
+REL_TOL = 1e-2
+EAGER_RUNS = 3        # eager calls first (library heuristics, lazy initialization)
+SIDE_STREAM_RUNS = 3  # PyTorch's recipe: warm-up on a side stream right before capture
+
+
+def fail_args(msg):
+    print(f"sdpa_baseline.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_int_list(text, what, hi):
+    out = []
+    for item in text.split(","):
+        try:
+            v = int(item.strip())
+        except ValueError:
+            fail_args(f"bad {what} entry {item!r} (want integers, comma-separated)")
+        if not 1 <= v <= hi:
+            fail_args(f"{what} entry {v} must be in [1, {hi}]")
+        out.append(v)
+    return out
+
+
+def floor_us(b, s, heads, hidden):
+    """The bench's floor (bench/attention.cu, floor_us): FLOPs of the two GEMMs and the causal
+    attention over T = b*s real tokens; bytes of x, w_qkv, w_o read once and y written once."""
+    t, w = float(b) * s, float(heads) * HEAD_DIM
+    flops = 2 * t * hidden * 3 * w + 2.0 * 2.0 * b * heads * (s * (s + 1) / 2) * HEAD_DIM + 2 * t * w * hidden
+    nbytes = 2.0 * (t * hidden + 3 * w * hidden + hidden * w + t * hidden)
+    return max(flops / PEAK_FLOPS, nbytes / PEAK_BYTES) * 1e6
+
+
+def auto_iters(floor):
+    """Passes per graph: about 1 ms of floor time, 2..20 (the bench's auto_iters)."""
+    return int(min(20, max(2, math.ceil(1000.0 / max(floor, 1e-3)))))
+
+
+def median(values):
+    s = sorted(values)
+    k = len(s)
+    if k == 0:
+        return float("nan")
+    return s[k // 2] if k % 2 else 0.5 * (s[k // 2 - 1] + s[k // 2])
+
+
+def driver_version():
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30, check=False,
+                           universal_newlines=True)
+        lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
+        return lines[0] if (r.returncode == 0 and lines) else ""
+    except Exception:
+        return ""
+
+
+def default_commit():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        r = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=10, check=False, universal_newlines=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip()
+    except Exception:
+        pass
+    return "unknown"
+
+
+def cudnn_version(torch):
+    try:
+        v = int(torch.backends.cudnn.version() or 0)
+    except Exception:
+        v = 0
+    if not v:
+        return ""
+    if v >= 90000:  # cuDNN 9: major*10000 + minor*100 + patch
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+
+
+def make_inputs(torch, dev, b, s, heads, hidden, seed):
+    w = heads * HEAD_DIM
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+
+    def uniform(shape, scale):
+        return ((torch.rand(*shape, device=dev, generator=gen) * 2 - 1) * scale).to(torch.bfloat16)
+
+    x = uniform((b, s, hidden), 1.0)
+    wqkv = uniform((3 * w, hidden), 3.0 / math.sqrt(hidden))
+    wo = uniform((hidden, w), 3.0 / math.sqrt(w))
+    return x, wqkv, wo
+
+
+def make_block(torch, F, b, s, heads):
+    w = heads * HEAD_DIM
+
+    def block(x, wqkv, wo):
+        qkv = x @ wqkv.T                                   # [b, s, 3w]: Q | K | V, head h at h*128
+        q, k, v = qkv.view(b, s, 3, heads, HEAD_DIM).unbind(2)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        return o.transpose(1, 2).reshape(b, s, w) @ wo.T   # [b, s, hidden]
+    return block
+
+
+def reference(torch, x, wqkv, wo, heads):
+    """fp32 reference from the bf16 inputs: qkv rounded to bf16, causal softmax in fp32 (one sequence
+    at a time), o rounded to bf16, y = o @ w_o.T in fp32."""
+    b, s, _ = x.shape
+    w = heads * HEAD_DIM
+    wqkv32, wo32 = wqkv.float(), wo.float()
+    mask = torch.ones(s, s, device=x.device, dtype=torch.bool).triu(1)
+    y = torch.empty(b, s, wo.shape[0], device=x.device, dtype=torch.float32)
+    for i in range(b):
+        qkv = (x[i].float() @ wqkv32.T).bfloat16().float().view(s, 3, heads, HEAD_DIM)
+        q, k, v = (qkv[:, j].transpose(0, 1) for j in range(3))  # [heads, s, 128]
+        p = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(HEAD_DIM))
+        p.masked_fill_(mask, float("-inf"))
+        o = (p.softmax(-1) @ v).transpose(0, 1).reshape(s, w).bfloat16().float()
+        y[i] = o @ wo32.T
+        del qkv, q, k, v, p, o
+    return y
+
+
+def rel_err(torch, out, ref):
+    out32 = out.float()
+    finite = bool(torch.isfinite(out32).all().item())
+    rn = float(torch.linalg.vector_norm(ref.double()).item())
+    en = float(torch.linalg.vector_norm((out32 - ref).double()).item())
+    rel = en / rn if rn > 0 else (0.0 if en == 0 else float("inf"))
+    return (rel if finite else float("nan")), finite
+
+
+def run_backend(torch, sdpa_kernel, backend, block, args, ref, iters, reps, warmup):
+    """Times one backend on one shape. Returns a dict, or None with a reason when the backend cannot
+    run the shape (raised by its first eager call). Other errors propagate."""
+    with sdpa_kernel([backend]):
+        # SDPA raises (after warnings that say why) when the forced backend cannot take the inputs
+        # or is not built in: that backend is unavailable for this shape. Running out of memory is
+        # a failure, not unavailability.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with torch.no_grad():
+                    for _ in range(EAGER_RUNS):
+                        block(*args)
+                torch.cuda.synchronize()
+            except torch.cuda.OutOfMemoryError:
+                raise
+            except RuntimeError as e:
+                why = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
+                msg = str(e).strip().splitlines()
+                return None, "; ".join([msg[0] if msg else type(e).__name__] + why[:3])
+        g = torch.cuda.CUDAGraph()
+        with torch.no_grad():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(SIDE_STREAM_RUNS):
+                    block(*args)
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+            with torch.cuda.graph(g):
+                for _ in range(iters):  # iters passes per replay, as the bench's graphs
+                    out = block(*args)
+        torch.cuda.synchronize()
+    for _ in range(warmup):
+        g.replay()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    stream = torch.cuda.current_stream()
+    for i in range(reps):
+        starts[i].record(stream)
+        g.replay()
+        ends[i].record(stream)
+    torch.cuda.synchronize()
+    times = [starts[i].elapsed_time(ends[i]) * 1000.0 / iters for i in range(reps)]
+    rel, finite = float("nan"), False
+    if ref is not None:
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        with torch.no_grad():
+            rel, finite = rel_err(torch, out, ref)
+    del g, out
+    correct = 1 if (ref is not None and finite and rel < REL_TOL) else 0
+    return {"median": median(times), "min": min(times), "max": max(times), "rel": rel, "correct": correct}, None
+
+
+def cleanup(torch):
+    gc.collect()
+    try:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    except Exception:
+        pass
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="PyTorch baseline of the attention-chain bench: cuBLASLt GEMMs + SDPA (flash and cuDNN "
+                    "backends, picked explicitly) in a CUDA graph; rows in the common result schema.",
+        epilog="Default shapes: batch 1,4,8 x seq 512,1024,2048 (gpt3: hidden 12288, 12 heads; llama: hidden 8192, "
+               "8 heads). --heads/--hidden make a custom workload (batch default 1, --seq required).")
+    ap.add_argument("--workload", choices=["gpt3", "llama", "custom"],
+                    help="gpt3 (default), llama, or custom (implied by --heads/--hidden)")
+    ap.add_argument("--batch", help="comma list of sequences per shape (default 1,4,8; custom 1)")
+    ap.add_argument("--seq", help="comma list of tokens per sequence (default 512,1024,2048; custom: required)")
+    ap.add_argument("--heads", type=int, help="custom: heads of 128 on this GPU")
+    ap.add_argument("--hidden", type=int, help="custom: hidden = tp * heads * 128")
+    ap.add_argument("--backends", default="flash,cudnn", help="comma list of flash, cudnn (default both)")
+    ap.add_argument("--reps", type=int, default=50, help="timed replays per shape and backend (default 50)")
+    ap.add_argument("--iters", type=int, default=0,
+                    help="passes per graph (default 0: about 1 ms of floor time, 2..20, as the bench)")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed replays first (default 5)")
+    ap.add_argument("--check", choices=["on", "off"], default="on",
+                    help="compare y with the fp32 reference (default on; off: rows say correct 0)")
+    ap.add_argument("--out-dir", default=".", help="writes DIR/sdpa-<workload>.csv (default .)")
+    ap.add_argument("--out", help="CSV path instead of DIR/sdpa-<workload>.csv (overwritten)")
+    ap.add_argument("--commit", help="project commit for the rows (default: git HEAD)")
+    ap.add_argument("--seed", type=int, default=1234, help="RNG seed (default 1234)")
+    a = ap.parse_args(argv)
+
+    model_given = a.heads is not None or a.hidden is not None
+    workload = a.workload or ("custom" if model_given else "gpt3")
+    if workload == "custom":
+        if a.heads is None or a.hidden is None:
+            fail_args("a custom workload needs --heads and --hidden")
+        if not a.seq:
+            fail_args("a custom workload needs --seq")
+        heads, hidden = a.heads, a.hidden
+        if heads < 1 or hidden < 1:
+            fail_args("--heads and --hidden must be >= 1")
+    else:
+        if model_given:
+            fail_args(f"--heads/--hidden define a custom model; drop --workload {workload} or use --workload custom")
+        heads, hidden = MODELS[workload]
+    if hidden % (heads * HEAD_DIM):
+        fail_args(f"--hidden {hidden} must be a multiple of heads * 128 = {heads * HEAD_DIM}")
+    batches = parse_int_list(a.batch, "--batch", 65535) if a.batch else ([1] if workload == "custom" else [1, 4, 8])
+    seqs = parse_int_list(a.seq, "--seq", 1 << 20) if a.seq else [512, 1024, 2048]
+    backends = [x.strip() for x in a.backends.split(",") if x.strip()]
+    for x in backends:
+        if x not in BACKENDS:
+            fail_args(f"unknown backend {x!r} (flash, cudnn)")
+    if a.reps < 1 or a.warmup < 0 or a.iters < 0:
+        fail_args("--reps must be >= 1, --warmup and --iters >= 0")
+    out_path = a.out or os.path.join(a.out_dir, f"sdpa-{workload}.csv")
+    commit = a.commit or default_commit()
+
+    try:
+        import torch
+        import torch.nn.functional as F
+    except Exception as e:
+        print(f"sdpa_baseline.py: cannot import torch: {e}", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("sdpa_baseline.py: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except Exception as e:
+        print(f"warning: torch.nn.attention.sdpa_kernel is not available ({e}): no SDPA rows", file=sys.stderr)
+        return 0
+    chosen = []
+    for x in backends:
+        member = getattr(SDPBackend, BACKENDS[x][1], None)
+        if member is None:
+            print(f"warning: this torch has no SDPBackend.{BACKENDS[x][1]}: no {BACKENDS[x][0]} rows", file=sys.stderr)
+        else:
+            chosen.append((x, BACKENDS[x][0], member))
+
+    torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference stays fp32
+    torch.backends.cudnn.allow_tf32 = False
+    gpu = torch.cuda.get_device_name()
+    driver = driver_version()
+    cuda = torch.version.cuda or ""
+    cudnn = cudnn_version(torch)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    wl = f"attention-{workload}"
+    print(f"# {wl}: cuBLASLt + SDPA ({', '.join(c[0] for c in chosen) or 'no backend'}) in CUDA graphs; gpu {gpu}, "
+          f"driver {driver or '?'}, CUDA {cuda}, cuDNN {cudnn}, torch {torch.__version__}, commit {commit}, {date}")
+    d = os.path.dirname(out_path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    dev = torch.device("cuda")
+    failed = 0
+    with open(out_path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        for b in batches:
+            for s in seqs:
+                shape = f"phase=prefill;batch={b};seq={s};kv={s};heads={heads};hidden={hidden}"
+                fl = floor_us(b, s, heads, hidden)
+                iters = a.iters or auto_iters(fl)
+                results = []
+                try:
+                    args = make_inputs(torch, dev, b, s, heads, hidden, a.seed + 7919 * b + s)
+                    ref = reference(torch, *args, heads) if a.check == "on" else None
+                    block = make_block(torch, F, b, s, heads)
+                    for name, variant, member in chosen:
+                        try:
+                            r, why = run_backend(torch, sdpa_kernel, member, block, args, ref, iters, a.reps, a.warmup)
+                        except Exception as e:  # OOM, capture errors: this backend's row fails
+                            failed += 1
+                            msg = str(e).strip().splitlines()
+                            print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: {msg[0] if msg else ''}",
+                                  file=sys.stderr)
+                            cleanup(torch)
+                            continue
+                        if r is None:
+                            print(f"warning: {wl} {shape}: SDPA backend {name} unavailable ({why}); no {variant} row",
+                                  file=sys.stderr)
+                            continue
+                        results.append((name, variant, r))
+                        if a.check == "on" and not r["correct"]:
+                            failed += 1
+                            print(f"warning: {wl} {shape} {variant}: y does not match the fp32 reference "
+                                  f"(rel_err {r['rel']:.3e})", file=sys.stderr)
+                    del args, ref
+                except Exception as e:  # inputs or reference (OOM): the shape fails
+                    failed += 1
+                    msg = str(e).strip().splitlines()
+                    print(f"warning: {wl} {shape}: skipped, {type(e).__name__}: {msg[0] if msg else ''}", file=sys.stderr)
+                # best_baseline_us over this script's correct rows of the shape; merge.py recomputes
+                # it over every baseline of the bench's and this file.
+                good = [r["median"] for _, _, r in results if r["correct"]]
+                best = min(good) if good else 0.0
+                for name, variant, r in results:
+                    med = r["median"]
+                    writer.writerow([
+                        wl, shape, variant, f"{med:.3f}", f"{r['min']:.3f}", f"{r['max']:.3f}", a.reps, f"{fl:.3f}",
+                        f"{best:.3f}", f"{med / fl if fl > 0 else 0.0:.3f}", f"{med / best if best > 0 else 0.0:.3f}",
+                        r["correct"], gpu, driver, cuda, commit, date, f"sdpa-{name}", "graph", iters,
+                        f"{r['rel']:.3e}" if a.check == "on" else "unchecked", torch.__version__, cudnn,
+                    ])
+                    print(f"{shape:<62} {variant:<26} {med:>10.2f} us  x{med / fl:<6.2f} floor  "
+                          f"{'unchecked' if a.check == 'off' else ('ok' if r['correct'] else 'WRONG')}")
+                f.flush()
+                sys.stdout.flush()
+                cleanup(torch)
+    print(f"# wrote {out_path}; {failed} row(s) failed or incorrect")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
