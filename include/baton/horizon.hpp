@@ -47,6 +47,10 @@ namespace baton {
 struct HorizonWord {
   uint32_t ready = 0;   // local k-blocks [0, ready) may be loaded
   uint32_t failed = 0;  // 1: a wait bailed out; ready == count, the tile's data is not valid
+  // With HorizonTile::publish_ahead: bit k set = local k-block k (< 32) proven, whether or not the
+  // k-blocks below it are (a loader whose k-blocks are independent may take it out of order).
+  // Bits are only ever set (a proven k-block stays proven within an epoch).
+  uint32_t ahead = 0;
 };
 
 namespace detail {
@@ -80,6 +84,11 @@ struct HorizonTile {
   Assignment assignment{};
   int k_begin = 0;
   int count = 0;
+  // Also publish HorizonWord::ahead, the proven k-blocks of [0, 32) past the prefix. Only for
+  // policies whose k-block waits each cover that k-block's reads on their own (no prefix waits:
+  // a tile that starts at k-block 0 with per-k-block policies, as the attention's), which is what
+  // makes a k-block loadable before the ones below it.
+  bool publish_ahead = false;
 };
 
 // One lane's share of a tile's wait list: local k-blocks lane, lane + lanes, ...
@@ -172,6 +181,7 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
   for (int i = 0; i < LanesPerThread; ++i) lane[i].next = first_lane + i;
   const bool leader = first_lane == 0;
   int published = 0;
+  uint32_t published_ahead = 0;
   HorizonBackoff backoff;
   uint64_t last_progress = t.stage->watchdog_ns ? device::global_timer_ns() : 0;
   for (uint32_t round = 1;; ++round) {
@@ -191,11 +201,26 @@ BATON_HOST_DEVICE void run_sync_lanes(const HorizonTile<StageT>& t, HorizonWord*
 #else
     const int h = mine;
 #endif
-    if (h > published) {
+    // The proven k-blocks of [0, 32): each is the first k-block of its lane, proven once the lane
+    // moved past it. Uniform over the warp (a ballot), so every lane takes the branch below alike.
+    uint32_t ahead = published_ahead;
+    if (t.publish_ahead) {
+#if BATON_DEVICE_PASS
+      ahead = __ballot_sync(0xffffffffu, first_lane < t.count && lane[0].next > first_lane);
+#else
+      for (int i = 0; i < LanesPerThread; ++i)
+        if (first_lane + i < 32 && first_lane + i < t.count && lane[i].next > first_lane + i) ahead |= 1u << (first_lane + i);
+#endif
+    }
+    if (h > published || ahead != published_ahead) {
 #if BATON_DEVICE_PASS
       __syncwarp();  // every lane's acquires and proxy fences before lane 0's release
 #endif
-      if (leader) device::store_release_cta(&word->ready, uint32_t(h));
+      if (leader && ahead != published_ahead) device::store_release_cta(&word->ahead, ahead);
+      if (leader && h > published) device::store_release_cta(&word->ready, uint32_t(h));
+      published_ahead = ahead;
+    }
+    if (h > published) {
       published = h;
       if (t.stage->watchdog_ns) last_progress = device::global_timer_ns();
     }
@@ -251,6 +276,7 @@ struct HorizonWaits {
   static constexpr bool cheap_poll = true;  // ready() reads shared memory: poll it while filling B
   const uint32_t* ready_word = nullptr;
   uint32_t seen = 0;  // the horizon last read
+  const uint32_t* ahead_word = nullptr;  // HorizonWord::ahead, for proven() / first_proven()
 
   BATON_HOST_DEVICE bool ready(int k) {
     if (uint32_t(k) < seen) return true;
@@ -271,6 +297,22 @@ struct HorizonWaits {
   }
   // Nothing: the lanes that acquired fenced before the horizon was released (see the top).
   BATON_HOST_DEVICE void fence_for_tma_reads() {}
+
+  // Out of order (HorizonTile::publish_ahead): is local k-block k proven, below the horizon or
+  // published ahead of it?
+  BATON_HOST_DEVICE bool proven(int k) {
+    if (ready(k)) return true;
+    if (ahead_word == nullptr || k >= 32) return false;
+    return ((device::load_acquire_cta(ahead_word) >> k) & 1u) != 0;
+  }
+  // The lowest k-block of [0, end) (end <= 32) not in `issued` (bit k) that is proven, or -1. A
+  // loader that issues every k-block of [0, end) this way, then the rest in order with wait(),
+  // loads what is published first, and never a k-block before its waits hold.
+  BATON_HOST_DEVICE int first_proven(uint32_t issued, int end) {
+    for (int k = 0; k < end; ++k)
+      if (((issued >> k) & 1u) == 0 && proven(k)) return k;
+    return -1;
+  }
 };
 
 }  // namespace baton

@@ -144,6 +144,81 @@ TEST(HorizonLanes, MoreKBlocksThanLanes) {
   check_against_brute_force(baton::KBlockPolicy<fp::GemmA>(wide.producer_grid(), wide), true, Grid{2, 1, 1}, 5);
 }
 
+// HorizonTile::publish_ahead: the sync lanes (run_sync_lanes<32> on their own thread) publish the
+// proven k-blocks of [0, 32) past the prefix, and a loader that takes them with first_proven (the
+// lowest proven one not yet issued, over [0, window), then the rest in order with wait()) never takes
+// a k-block before every producer tile it reads is posted, takes each exactly once, and, with the
+// producer tiles posted in a random order, takes some out of order. 40 k-blocks (more than the
+// 32-bit window), producer tiles posted one at a time by another thread.
+TEST(HorizonAhead, PublishedKBlocksAreTakenFirstAndNeverEarly) {
+  constexpr fp::GemmA wide{16, 40 * 8, 16, 8, 16, 8};  // one producer tile per k-block
+  const auto policy = baton::KBlockPolicy<fp::GemmA>(wide.producer_grid(), wide);
+  const Grid pg = policy.producer_grid();
+  const int count = policy.k_blocks();
+  ASSERT_EQ(count, 40);
+  uint64_t reordered_trials = 0;
+  for (uint32_t trial = 0; trial < 30; ++trial) {
+    std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
+    auto s = bind_by_hand(policy, sems);
+    HorizonWord word;
+    HorizonTile<decltype(s)> t{&s, Assignment{Tile{0, 0, 0}, 0, 0}, 0, count, /*publish_ahead=*/true};
+    std::vector<int> order(size_t(pg.size()));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+    std::mt19937 rng(100 + trial);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::thread sync([&] { baton::run_sync_lanes<32>(t, &word, 0); });
+    std::thread poster([&] {
+      for (int i : order) {
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+        std::atomic_ref<uint32_t>(sems[size_t(policy.post_index(pg.tile(i)))]).fetch_add(1, std::memory_order_release);
+      }
+    });
+    // Is every wait of k-block k satisfied now? (Semaphores only grow: true once is true for good.)
+    auto satisfied = [&](int k) {
+      return policy.for_each_wait(Tile{0, 0, 0}, k, [&](baton::WaitSpec w) {
+        return int32_t(std::atomic_ref<uint32_t>(sems[size_t(w.sem)]).load(std::memory_order_acquire) - w.count) >= 0;
+      });
+    };
+    HorizonWaits w{&word.ready, 0, &word.ahead};
+    const int window = count - 1 < 32 ? count - 1 : 32;  // the last k-block (a diagonal) stays last
+    std::vector<int> taken;
+    uint32_t issued = 0;
+    for (int n = 0; n < window; ++n) {
+      int k;
+      while ((k = w.first_proven(issued, window)) < 0) w.pause();
+      ASSERT_TRUE(satisfied(k)) << "trial " << trial << ": k-block " << k << " taken before its producer tile was posted";
+      issued |= 1u << k;
+      taken.push_back(k);
+    }
+    for (int k = window; k < count; ++k) {
+      w.wait(k);
+      ASSERT_TRUE(satisfied(k)) << "trial " << trial << ": k-block " << k << " taken before its producer tile was posted";
+      taken.push_back(k);
+    }
+    poster.join();
+    sync.join();
+    ASSERT_EQ(word.failed, 0u);
+    std::vector<int> sorted = taken;
+    std::sort(sorted.begin(), sorted.end());
+    for (int k = 0; k < count; ++k) ASSERT_EQ(sorted[size_t(k)], k) << "trial " << trial << ": a k-block taken twice or never";
+    EXPECT_EQ(word.ahead, 0xffffffffu) << "every k-block of the window ends proven";
+    if (!std::is_sorted(taken.begin(), taken.end())) ++reordered_trials;
+  }
+  EXPECT_GT(reordered_trials, 0u) << "random post orders should let the loader take some k-blocks out of order";
+}
+
+// Without publish_ahead the word's ahead bits stay 0 (the GEMMs' horizon is unchanged).
+TEST(HorizonAhead, OffByDefault) {
+  const auto policy = baton::KBlockPolicy<fp::GemmA>(kGemm.producer_grid(), kGemm);
+  std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 1u);  // everything posted
+  auto s = bind_by_hand(policy, sems);
+  HorizonWord word;
+  HorizonTile<decltype(s)> t{&s, Assignment{Tile{0, 0, 0}, 0, 0}, 0, policy.k_blocks()};
+  baton::run_sync_lanes<32>(t, &word, 0);
+  EXPECT_EQ(word.ready, uint32_t(policy.k_blocks()));
+  EXPECT_EQ(word.ahead, 0u);
+}
+
 // A satisfied wait is not loaded again: a lane stuck on its k-block's second wait re-polls only it.
 TEST(HorizonLanes, RePollsOnlyPendingWaits) {
   // A consumer tile of 16 rows over producer rows of 8: each k-block waits on two producer tiles.

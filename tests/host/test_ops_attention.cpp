@@ -568,37 +568,39 @@ struct AttentionChainFixture {
         sync.join();
         ok = word.failed == 0;
       } else {
-        // "Load the K/V blocks already published before the pending ones": each pass over the pending
-        // key blocks loads every one whose own waits are satisfied (k-block j's wait set covers its
-        // reads on its own: OpsAttentionGeneratedPolicies above), the lowest first.
-        const auto& in = baton::detail::get<0>(A.in);
-        std::vector<int> pending(static_cast<size_t>(count)), order;
-        for (int j = 0; j < count; ++j) pending[size_t(j)] = j;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        bool q_loaded = false;
-        while (!pending.empty() && ok) {
-          bool any = false;
-          for (size_t i = 0; i < pending.size();) {
-            const int j = pending[i];
-            const bool ready = in.policy.for_each_wait(as.tile, j, [&](WaitSpec w) {
-              return int32_t(device::load_acquire_gpu(in.sems + w.sem) - (as.epoch * w.per_epoch + w.count)) >= 0;
-            });
-            if (!ready) {
-              ++i;
-              continue;
-            }
-            if (consumer_delays && (order.size() & 1) == 0) c.random_delay();
-            load(j, !q_loaded);
-            q_loaded = true;
-            order.push_back(j);
-            pending.erase(pending.begin() + long(i));
-            any = true;
-          }
-          if (!any) {
-            if (std::chrono::steady_clock::now() > deadline) ok = false;
-            std::this_thread::yield();
-          }
+        // "Load the K/V blocks already published before the pending ones", as the FMHA's loader does
+        // with FmhaArguments::load_published_first: the sync lanes also publish the proven k-blocks of
+        // [0, 32) past the prefix (HorizonTile::publish_ahead); the loader takes the lowest proven one
+        // not yet issued (HorizonWaits::first_proven) among the key blocks below the diagonal, then
+        // the rest in order (k-block j's wait set covers its reads on its own:
+        // OpsAttentionGeneratedPolicies above; the diagonal block m stays last, as the FMHA's masked
+        // step needs).
+        HorizonWord word;
+        const HorizonTile<decltype(A)> t{&A, as, 0, count, /*publish_ahead=*/true};
+        std::thread sync([&] { run_sync_lanes<32>(t, &word, 0); });
+        HorizonWaits w{&word.ready, 0, &word.ahead};
+        const int window = count - 1 < 32 ? count - 1 : 32;
+        std::vector<int> order;
+        uint32_t issued = 0;
+        auto failed_now = [&] { return std::atomic_ref<uint32_t>(word.failed).load(std::memory_order_relaxed) != 0; };
+        for (int n = 0; n < window && !failed_now(); ++n) {
+          int j;
+          while ((j = w.first_proven(issued, window)) < 0) w.pause();
+          if (failed_now()) break;
+          issued |= 1u << j;
+          if (consumer_delays && (order.size() & 1) == 0) c.random_delay();
+          load(j, order.empty());
+          order.push_back(j);
         }
+        for (int j = window; j < count && !failed_now(); ++j) {
+          w.wait(j);
+          if (failed_now()) break;
+          if (consumer_delays && (order.size() & 1) == 0) c.random_delay();
+          load(j, order.empty());
+          order.push_back(j);
+        }
+        sync.join();
+        ok = word.failed == 0;
         if (!std::is_sorted(order.begin(), order.end())) ++out_of_order;
       }
       if (!ok) {

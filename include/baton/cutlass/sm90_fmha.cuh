@@ -103,6 +103,11 @@ struct FmhaArguments {
   ::cutlass::bfloat16_t* o = nullptr;          // [batch, seq, heads * 128]
   // Tests: every tile sleeps a pseudo-random time up to this before its first load (0: off).
   uint32_t debug_max_tile_delay_ns = 0;
+  // Waiting stages: load the key blocks whose waits already hold before the ones still pending
+  // (below the diagonal block, which stays last; the first 32 key blocks, then in order). Needs
+  // per-k-block input policies. The online softmax then sums the blocks in the order they arrive,
+  // so outputs may differ run to run in the last bits; off, the order is fixed (0, 1, ..., m).
+  bool load_published_first = false;
 };
 
 template <class Config, class StageT, GridWait Wait = NoGridWait>
@@ -170,6 +175,7 @@ struct FmhaKernel {
     typename Epilogue::Params epilogue{};
     StageT stage{};
     uint32_t debug_max_tile_delay_ns = 0;
+    bool load_published_first = false;
   };
 
   // Named barrier (user id) over the two MMA warp groups before the tile is posted.
@@ -266,7 +272,7 @@ struct FmhaKernel {
       if (producer_warp_role == ProducerWarpRole::LoadKV) {
         if (params.debug_max_tile_delay_ns != 0) detail::debug_tile_delay(params.debug_max_tile_delay_ns, assignment);
         if constexpr (StageT::num_inputs > 0) {
-          HorizonWaits waiter{&storage.horizon.ready};
+          HorizonWaits waiter{&storage.horizon.ready, 0, &storage.horizon.ahead};
           load_(params, blk_coord, pipeline_kv, kv_write, pipeline_q, q_write, storage.tensors.mainloop, waiter);
         } else {
           // PDL as CUTLASS does it: the previous grid complete before any load.
@@ -278,8 +284,8 @@ struct FmhaKernel {
         // The sync warp: the tile's key blocks 0..m (its causal bound), each k-block's waits.
         if constexpr (StageT::num_inputs > 0) {
           const int trips = Fusion{}.get_trip_count(blk_coord, TileShape{}, problem_size);
-          run_sync_lanes<1>(HorizonTile<StageT>{&stage, assignment, 0, trips}, &storage.horizon,
-                            int(threadIdx.x % 32));
+          run_sync_lanes<1>(HorizonTile<StageT>{&stage, assignment, 0, trips, params.load_published_first},
+                            &storage.horizon, int(threadIdx.x % 32));
         }
       }
     } else if (is_consumer) {
@@ -325,7 +331,38 @@ struct FmhaKernel {
     typename Mainloop::LoadV load_v{params.mainloop.tma_load_v, pipeline, storage.smem_v};
     auto state_v = load_v.init_state(0, problem_size, TileShapePV{}, blk_coord, trips);
 
-    if constexpr (Waiter::enabled) waiter.wait(0);
+    if constexpr (Waiter::enabled) {
+      if (params.load_published_first) {
+        // Key block j (and Q with the first one): an explicit coordinate per block. Blocks below
+        // the diagonal may go in any order (example 88's unmasked steps do not depend on which
+        // block a slot holds; the masked diagonal step counts the blocks processed before it), and
+        // every k-block's waits cover Q, K_j and V_j on their own (the generated per-k-block policy).
+        bool first = true;
+        auto load_block = [&](int j) {
+          auto it = cute::make_coord_iterator(j, trips);
+          int steps = 2;
+          if (first) load_q.step(q_iter, state_q, write_q, lane_predicate, q_count);
+          load_k.template step<false>(it, state_k, write, lane_predicate, steps);
+          if (first) load_q.step(q_iter, state_q, write_q, lane_predicate, q_count);
+          load_v.template step<true>(it, state_v, write, lane_predicate, steps);
+          first = false;
+        };
+        const int window = trips - 1 < 32 ? trips - 1 : 32;
+        uint32_t issued = 0;
+        for (int n = 0; n < window; ++n) {
+          int j;
+          while ((j = waiter.first_proven(issued, window)) < 0) waiter.pause();
+          issued |= 1u << j;
+          load_block(j);
+        }
+        for (int j = window; j < trips; ++j) {
+          waiter.wait(j);
+          load_block(j);
+        }
+        return;
+      }
+      waiter.wait(0);
+    }
     load_q.step(q_iter, state_q, write_q, lane_predicate, q_count);
     load_k.template step<false>(k_iter, state_k, write, lane_predicate, k_count);
     load_q.step(q_iter, state_q, write_q, lane_predicate, q_count);
@@ -441,6 +478,7 @@ class Fmha {
         problem, typename Kernel::Epilogue::Arguments{a.o, d_o, nullptr, {}}, nullptr);
     p.stage = stage;
     p.debug_max_tile_delay_ns = a.debug_max_tile_delay_ns;
+    p.load_published_first = a.load_published_first;
     return p;
   }
 
@@ -465,6 +503,17 @@ class Fmha {
   static status check_input_(const StageT& stage, const Arguments& a) {
     const auto& policy = baton::detail::get<I>(stage.in).policy;
     const int key_blocks = (a.seq + Config::tile_kv - 1) / Config::tile_kv;
+    if constexpr (requires { policy.per_k_block; }) {
+      if (a.load_published_first && !policy.per_k_block)
+        return status(errc::invalid_policy, "sm90 FMHA input " + std::to_string(I) +
+                                                ": load_published_first needs a per-k-block policy (a per-tile policy makes "
+                                                "every wait at k-block 0, so no later key block is proven on its own)");
+    } else {
+      if (a.load_published_first)
+        return status(errc::invalid_policy, "sm90 FMHA input " + std::to_string(I) +
+                                                ": load_published_first needs a per-k-block policy whose k-block waits "
+                                                "cover that k-block's reads on their own");
+    }
     if (policy.k_blocks() > key_blocks)
       return status(errc::invalid_policy, "sm90 FMHA input " + std::to_string(I) + ": the policy has " +
                                               std::to_string(policy.k_blocks()) + " k-blocks but the sequence has " +

@@ -7,6 +7,7 @@
 //   * a 10^4-pass random-delay stress of the waiting chain (each tile's loads start after up to 3 us;
 //     BATON_TEST_SCALE divides the count): every checked run's output equals the first's bit for bit
 //     (the loads are in order, so the sums are too);
+//   * key blocks loaded as they are published (load_published_first), with and without delays;
 //   * tuning (AttentionRunOptions::tune): the pair it keeps is correct, a fixed edge stays fixed;
 //   * errors: decode, a head_dim other than 128, null, misaligned or overlapping tensors are refused
 //     by create() with the field named, and nothing is launched (the output keeps its poison).
@@ -200,6 +201,20 @@ TEST_F(AttentionTest, EveryEdgePolicyPairMatchesTheReference) {
 
 TEST_F(AttentionTest, AutomaticPlanMatchesTheReference) {
   for (const auto& s : kShapes) run_and_check(s, {});
+}
+
+// Key blocks loaded as they are published (FmhaArguments::load_published_first): every checked run
+// matches the reference (not bit for bit: the online softmax sums in arrival order), under the
+// random delays that reorder the QKV tiles' posts.
+TEST_F(AttentionTest, KeyBlocksLoadedAsPublishedMatchTheReference) {
+  for (const auto& s : {prefill(1, 1024, 2), prefill(2, 200, 2), prefill(1, 77, 1)}) {
+    ops::AttentionRunOptions o;
+    o.plan.qkv_to_attention = o.plan.attention_to_oproj = AttentionEdgePolicy::kblock;
+    o.load_published_first = true;
+    run_and_check(s, o);
+    o.debug_max_tile_delay_ns = 3000;
+    run_and_check(s, o, bt::scaled(200));
+  }
 }
 
 TEST_F(AttentionTest, TunedChainIsCorrect) {

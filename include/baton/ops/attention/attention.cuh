@@ -69,6 +69,10 @@ struct AttentionRunOptions {
   TileEvent* trace_attention = nullptr;
   TileEvent* trace_oproj = nullptr;
   uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
+  // With QKV -> attention kblock (ignored with none): the attention loads the key blocks whose waits
+  // hold before the pending ones (sm90::FmhaArguments::load_published_first: sums in arrival order,
+  // not bit-reproducible run to run).
+  bool load_published_first = false;
   // Per-shape tuning (an edge left automatic): create() times every pair of edge policies the
   // request allows on `stream` with the given tensors (it overwrites qkv, o and y), 5 interleaved
   // rounds of tune_iters / 5 passes after ~30 ms of warm-up, median round; the plan is kept unless
@@ -181,10 +185,10 @@ class Attention {
     a.debug_max_tile_delay_ns = delay;
     return a;
   }
-  sm90::FmhaArguments fmha_args_(const AttentionTensors& t, uint32_t delay) const {
+  sm90::FmhaArguments fmha_args_(const AttentionTensors& t, uint32_t delay, bool published_first) const {
     const AttentionShape& s = plan_.shape;
     return sm90::FmhaArguments{s.batch, s.padded_seq(), s.heads, static_cast<const bf16*>(t.qkv), static_cast<bf16*>(t.o),
-                               delay};
+                               delay, published_first};
   }
 
   [[nodiscard]] status build_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
@@ -193,7 +197,8 @@ class Attention {
     const attention_gen::Params gp = s.program_params();
     const uint32_t delay = o.debug_max_tile_delay_ns;
     const auto qa = qkv_args_(t, delay);
-    const auto fa = fmha_args_(t, delay);
+    // Only a waiting attention chooses its load order (with none it waits for the whole QKV grid).
+    const auto fa = fmha_args_(t, delay, o.load_published_first && plan_.qkv_to_attention == AttentionEdgePolicy::kblock);
     const auto oa = oproj_args_(t, delay);
     BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
     BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("baton::ops::Attention attention")));
