@@ -55,11 +55,11 @@
 
 #include "baton/ops/attention/attention.cuh"
 #include "common/cli.hpp"
+#include "common/device_check.cuh"
 #include "common/device_memory.cuh"
 #include "common/env.hpp"
 #include "common/graph.cuh"
 #include "common/report.hpp"
-#include "common/stats.hpp"
 #include "common/timing.cuh"
 
 using namespace baton;
@@ -70,22 +70,9 @@ namespace ak = ops::attention_kernels;
 namespace {
 
 constexpr int kHeadDim = ops::kAttentionHeadDim;  // 128: the only head dim of the kernel
-constexpr double kPeakFlops = 790e12;              // BENCHMARKS.md: cuBLAS bf16 on the H200
-constexpr double kPeakBytes = 4.3e12;              // BENCHMARKS.md: device-to-device copy, read + write
 constexpr double kRelTol = 1e-2;
 
 // ---- inputs and the fp32 reference ---------------------------------------------------------------
-
-__global__ void fill_bf16(bf16* p, size_t n, uint64_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + i;  // SplitMix64 of (seed, index)
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = float(z >> 40) / float(1ull << 24) * 2.f - 1.f;
-    p[i] = bf16(u * scale);
-  }
-}
 
 // c[m, n] = sum_k a[m, k] * b[n, k] in fp32 (both operands K-contiguous, as nn.Linear stores its
 // weights); round_bf16: store bf16-rounded values (what the kernels store). 64 x 64 tiles of 256
@@ -172,25 +159,6 @@ __global__ void __launch_bounds__(128) ref_attention(const float* __restrict__ q
     __syncthreads();  // p[] is rewritten by the next chunk
   }
   o[(size_t(b) * padded + i) * W + h * kHeadDim + t] = float(bf16(acc / l));
-}
-
-// Sums of (out - ref)^2, ref^2 and NaN count over the real rows (row s < seq of each sequence) of
-// [batch, padded, cols] tensors.
-__global__ void rel_err_rows(const bf16* out, const float* ref, int batch, int seq, int padded, int cols, double* sums) {
-  double e = 0, r = 0, nan = 0;
-  const size_t total = size_t(batch) * seq * cols;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total; i += size_t(gridDim.x) * blockDim.x) {
-    const size_t c = i % cols, row = i / cols;
-    const size_t idx = ((row / seq) * padded + row % seq) * cols + c;
-    const float v = float(out[idx]);
-    if (v != v) nan += 1;
-    const double d = double(v) - double(ref[idx]);
-    e += d * d;
-    r += double(ref[idx]) * double(ref[idx]);
-  }
-  atomicAdd(&sums[0], e);
-  atomicAdd(&sums[1], r);
-  atomicAdd(&sums[2], nan);
 }
 
 // ---- the three kernels without baton's waits ------------------------------------------------------
@@ -414,12 +382,6 @@ int parse_args(int argc, char** argv, Args& a) {
   return 1;
 }
 
-bool has(const std::string& list, const std::string& v) {
-  for (auto& f : bench::split_commas(list))
-    if (f == v) return true;
-  return false;
-}
-
 // ---- floors ---------------------------------------------------------------------------------------
 
 // FLOPs: the QKV GEMM 2*T*hidden*3W, the causal attention 2 * 2*B*H*(S(S+1)/2)*128 (Q K^T and P V
@@ -432,7 +394,7 @@ double floor_us(const ops::AttentionShape& s) {
   const double T = double(s.batch) * s.seq, W = double(s.width()), N = double(s.hidden), S = double(s.seq);
   const double flops = 2 * T * N * 3 * W + 2.0 * 2.0 * s.batch * s.heads * (S * (S + 1) / 2) * kHeadDim + 2 * T * W * N;
   const double bytes = 2.0 * (T * N + 3 * W * N + N * W + T * N);
-  return std::max(flops / kPeakFlops, bytes / kPeakBytes) * 1e6;
+  return bench::floor_us_of(flops, bytes);
 }
 
 // Passes per timed repetition: about 1 ms of floor time, 2..20 (sdpa_baseline.py uses the same rule).
@@ -491,9 +453,9 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   auto bf = [](const bench::device_buffer& b) { return bench::device_ptr<bf16>(b); };
   // Scales: X uniform on [-1, 1]; W_qkv 3/sqrt(hidden) gives Q and K entries of standard deviation
   // about 1, so Q K^T / sqrt(128) does too (a softmax that is neither flat nor one-hot); W_o likewise.
-  fill_bf16<<<1024, 256, 0, stream>>>(bf(x), nx, 1, 1.0f);
-  fill_bf16<<<1024, 256, 0, stream>>>(bf(wq), nwq, 2, 3.0f / std::sqrt(float(N)));
-  fill_bf16<<<1024, 256, 0, stream>>>(bf(wo), nwo, 3, 3.0f / std::sqrt(float(W)));
+  bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(x), nx, 1, 1.0f);
+  bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(wq), nwq, 2, 3.0f / std::sqrt(float(N)));
+  bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(wo), nwo, 3, 3.0f / std::sqrt(float(W)));
   BATON_CUDA_TRY(cudaGetLastError());
   if (a.check) {
     BATON_TRY(alloc(yref, ny * 4, "reference y"));
@@ -525,14 +487,8 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   };
   // Relative error of Y's real rows; NaN when Y holds a NaN or the sums cannot be read.
   auto check = [&]() -> double {
-    if (cudaMemsetAsync(sums.data(), 0, 3 * sizeof(double), stream) != cudaSuccess) return NAN;
-    rel_err_rows<<<1024, 256, 0, stream>>>(bf(y), bench::device_ptr<float>(yref), s.batch, s.seq, P, N,
-                                           bench::device_ptr<double>(sums));
-    double h[3] = {0, 0, 0};
-    if (cudaMemcpyAsync(h, sums.data(), sizeof h, cudaMemcpyDeviceToHost, stream) != cudaSuccess) return NAN;
-    if (cudaStreamSynchronize(stream) != cudaSuccess) return NAN;
-    if (h[2] != 0) return NAN;
-    return std::sqrt(h[0] / std::max(h[1], 1e-30));
+    return bench::relative_error(stream, bf(y), bench::device_ptr<float>(yref), size_t(s.batch), size_t(s.seq),
+                                 size_t(P), size_t(N), bench::device_ptr<double>(sums));
   };
 
   // One variant: a pass, its check, a graph of `iters` passes (or `iters` stream passes) timed,
@@ -574,32 +530,21 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     }
     if (!st.ok()) return fail(st);
     const bool correct = a.check && rel1 < kRelTol && rel2 < kRelTol;  // NaN compares false
-    const bench::Stats stt = bench::stats(us);
-    bench::Row r;
-    r.workload = "attention-" + a.workload;
-    r.shape = shape;
-    r.variant = v.name;
-    r.median_us = stt.median;
-    r.min_us = stt.min;
-    r.max_us = stt.max;
-    r.reps = int(us.size());
-    r.floor_us = fl;
-    r.baseline = v.baseline;
-    r.correct = correct;
+    bench::Row r = bench::timed_row("attention-" + a.workload, shape, v.name, us, fl, v.baseline, correct);
     char err[32];
     std::snprintf(err, sizeof err, "%.3e", std::max(rel1, rel2));
     r.extra = {{"policy", v.policy}, {"launch", v.launch}, {"iters", std::to_string(iters)},
                {"rel_err", a.check ? std::string(err) : std::string("unchecked")}};
     all_ok = all_ok && (correct || !a.check);
     rows.push_back(r);
-    std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  %s\n", shape.c_str(), v.name.c_str(), stt.median,
-                fl > 0 ? stt.median / fl : 0.0, !a.check ? "unchecked" : correct ? "ok" : "WRONG");
+    std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  %s\n", shape.c_str(), v.name.c_str(), r.median_us,
+                fl > 0 ? r.median_us / fl : 0.0, !a.check ? "unchecked" : correct ? "ok" : "WRONG");
     std::fflush(stdout);
   };
 
   // The op's variants.
   auto op_variant = [&](const std::string& name, const std::string& pol, bool baseline) {
-    if (!has(a.variants, name)) return;
+    if (!bench::in_list(a.variants, name)) return;
     ops::AttentionRunOptions ro;
     (void)parse_policy(pol, ro.plan);
     ro.log = false;
@@ -628,7 +573,8 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   op_variant("baton-none-kblock", "none-kblock", false);
 
   // The bench's own chain of the same kernels without edges.
-  if (has(a.variants, "cutlass-graph") || has(a.variants, "cutlass-stream") || has(a.variants, "bound-concurrent")) {
+  if (bench::in_list(a.variants, "cutlass-graph") || bench::in_list(a.variants, "cutlass-stream") ||
+      bench::in_list(a.variants, "bound-concurrent")) {
     PlainAttention plain;
     if (status st = plain.build(s, t, stream); !st.ok()) {
       std::fprintf(stderr, "%s plain kernels: %s\n", shape.c_str(), st.to_string().c_str());
@@ -640,19 +586,19 @@ status Bench::shape_run(const ops::AttentionShape& s) {
       v.errors = [&] { return plain.check_errors(stream); };
       v.prepare = [&] { return poison(true); };
       v.enqueue = [&] { return plain.enqueue_serial(stream); };
-      if (has(a.variants, "cutlass-graph")) {
+      if (bench::in_list(a.variants, "cutlass-graph")) {
         v.name = "cutlass-graph";
         v.launch = "serial";
         measure(v);
       }
-      if (has(a.variants, "cutlass-stream")) {
+      if (bench::in_list(a.variants, "cutlass-stream")) {
         v.name = "cutlass-stream";
         v.launch = "stream";
         v.graph = false;
         measure(v);
         v.graph = true;
       }
-      if (has(a.variants, "bound-concurrent")) {
+      if (bench::in_list(a.variants, "bound-concurrent")) {
         // The kernels read QKV and O while the same pass rewrites them. Its check runs one serial
         // pass first, so QKV and O hold their final values and every concurrent pass rewrites them
         // with the same bits; then only Y is poisoned. It says the kernels computed right in this

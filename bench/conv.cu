@@ -27,12 +27,12 @@
 
 #include "baton/ops/conv/conv_chain.cuh"
 #include "common/cli.hpp"
+#include "common/device_check.cuh"
 #include "common/device_memory.cuh"
 #include "common/env.hpp"
 #include "common/graph.cuh"
 #include "common/random.hpp"
 #include "common/report.hpp"
-#include "common/stats.hpp"
 #include "common/timing.cuh"
 
 using namespace baton;
@@ -64,32 +64,6 @@ __global__ void conv_ref_kernel(const bf16* x, const float* xf, const bf16* w, c
     v = v > 0.f ? v : 0.f;
     out[i] = round_bf16 ? float(bf16(v)) : v;
   }
-}
-
-__global__ void fill_bf16(bf16* p, size_t n, uint64_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + i;  // SplitMix64 of (seed, index)
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = float(z >> 40) / float(1ull << 24) * 2.f - 1.f;
-    p[i] = bf16(u * scale);
-  }
-}
-
-// ||out - ref|| / ||ref|| on the GPU (two sums), NaN counted.
-__global__ void rel_err_kernel(const bf16* out, const float* ref, size_t n, double* sums) {
-  double e = 0, r = 0, nan = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const float v = float(out[i]);
-    if (v != v) nan += 1;
-    const double d = double(v) - double(ref[i]);
-    e += d * d;
-    r += double(ref[i]) * double(ref[i]);
-  }
-  atomicAdd(&sums[0], e);
-  atomicAdd(&sums[1], r);
-  atomicAdd(&sums[2], nan);
 }
 
 struct Layer {
@@ -194,12 +168,6 @@ bool parse_args(int argc, char** argv, Args& a) {
   return true;
 }
 
-bool has(const std::string& list, const std::string& v) {
-  for (auto& f : bench::split_commas(list))
-    if (f == v) return true;
-  return false;
-}
-
 int run(const Args& a) {
   cudaStream_t stream = nullptr;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
@@ -232,11 +200,11 @@ int run(const Args& a) {
            b2 = alloc(size_t(s.k) * 2, "b2"), y = alloc(ny * 2, "y"), out = alloc(ny * 2, "out");
       auto yref = alloc(ny * 4, "yref"), oref = alloc(ny * 4, "oref"), sums = alloc(3 * sizeof(double), "sums");
       auto bf = [](auto& b) { return static_cast<bf16*>(b.data()); };
-      fill_bf16<<<1024, 256, 0, stream>>>(bf(x), nx, 1, 1.0f);
-      fill_bf16<<<1024, 256, 0, stream>>>(bf(w1), nw1, 2, 2.0f / std::sqrt(9.0f * s.c));
-      fill_bf16<<<1024, 256, 0, stream>>>(bf(w2), nw2, 3, 2.0f / std::sqrt(9.0f * s.k));
-      fill_bf16<<<64, 256, 0, stream>>>(bf(b1), size_t(s.k), 4, 0.2f);
-      fill_bf16<<<64, 256, 0, stream>>>(bf(b2), size_t(s.k), 5, 0.2f);
+      bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(x), nx, 1, 1.0f);
+      bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(w1), nw1, 2, 2.0f / std::sqrt(9.0f * s.c));
+      bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(w2), nw2, 3, 2.0f / std::sqrt(9.0f * s.k));
+      bench::fill_uniform<<<64, 256, 0, stream>>>(bf(b1), size_t(s.k), 4, 0.2f);
+      bench::fill_uniform<<<64, 256, 0, stream>>>(bf(b2), size_t(s.k), 5, 0.2f);
       const bool residual = s.block == ops::ConvBlock::resnet_basic;
       conv_ref_kernel<<<4096, 256, 0, stream>>>(bf(x), nullptr, bf(w1), bf(b1), nullptr, static_cast<float*>(yref.data()),
                                                 s.n, s.h, s.w, s.c, s.k, true);
@@ -246,20 +214,15 @@ int run(const Args& a) {
       const ops::ConvChainTensors t{x.data(), w1.data(), b1.data(), w2.data(), b2.data(), y.data(), out.data()};
       const double flops = 2.0 * 2.0 * double(px) * s.c * s.k * 9.0;
       const double bytes = 2.0 * double(nx + nw1 + nw2 + 2 * s.k + ny);
-      const double floor_us = std::max(flops / 790e12, bytes / 4.3e12) * 1e6;
+      const double floor_us = bench::floor_us_of(flops, bytes);
 
+      // The output ([pixels, K]) against the reference: NaN (a NaN in it, a CUDA error) fails too.
       auto check = [&]() -> bool {
-        (void)cudaMemsetAsync(sums.data(), 0, 3 * sizeof(double), stream);
-        rel_err_kernel<<<1024, 256, 0, stream>>>(bf(out), static_cast<const float*>(oref.data()), ny,
-                                                 static_cast<double*>(sums.data()));
-        double h[3] = {0, 0, 0};
-        if (cudaMemcpyAsync(h, sums.data(), sizeof h, cudaMemcpyDeviceToHost, stream) != cudaSuccess) return false;
-        if (cudaStreamSynchronize(stream) != cudaSuccess) return false;
-        const double rel = std::sqrt(h[0] / std::max(h[1], 1e-30));
-        return h[2] == 0 && rel < 1e-2;
+        return bench::relative_error(stream, bf(out), static_cast<const float*>(oref.data()), 1, px, px, size_t(s.k),
+                                     static_cast<double*>(sums.data())) < 1e-2;
       };
       auto measure = [&](const std::string& variant, ops::ConvChainRunOptions o, bool graph, bool baseline) {
-        if (!has(a.variants, variant)) return;
+        if (!bench::in_list(a.variants, variant)) return;
         o.log = false;
         auto op = Op::create(s, t, stream, o);
         if (!op.ok()) {
@@ -296,25 +259,15 @@ int run(const Args& a) {
           all_ok = false;
           return;
         }
-        const bench::Stats stt = bench::stats(us);
-        bench::Row r;
-        r.workload = "conv-" + a.workload;
-        r.shape = shape;
-        r.variant = variant;
-        r.median_us = stt.median;
-        r.min_us = stt.min;
-        r.max_us = stt.max;
-        r.reps = int(us.size());
-        r.floor_us = floor_us;
-        r.baseline = baseline;
-        r.correct = correct;
+        bench::Row r = bench::timed_row("conv-" + a.workload, shape, variant, us, floor_us, baseline, correct);
         const ops::ConvChainPlan& p = chain.plan();
         r.extra = {{"policy", ops::to_string(p.policy)},
                    {"split_k", std::to_string(p.split_k1) + "/" + std::to_string(p.split_k2)},
                    {"launch", p.policy == ops::ConvChainPolicy::none ? ops::to_string(p.launch) : "pdl"}};
         all_ok = all_ok && correct;
         rows.push_back(r);
-        std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), variant.c_str(), stt.median, correct ? "ok" : "WRONG");
+        std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), variant.c_str(), r.median_us,
+                    correct ? "ok" : "WRONG");
         std::fflush(stdout);
       };
       ops::ConvChainRunOptions none_serial, none_pdl, tile, kblock, tuned;

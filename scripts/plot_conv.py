@@ -14,57 +14,18 @@ usage: plot_conv.py IN.csv [IN2.csv ...] [--out-dir DIR] [--y ratio|us] [--title
   writes DIR/<workload>.png (DIR defaults to the first CSV's folder); --y us plots median_us itself.
 Needs matplotlib; Pillow (optional) shrinks the PNG to a 64-colour palette.
 """
-import argparse
-import csv
-import math
 import os
 import sys
 
-BASELINE_EXCLUDE = ("baton", "bound")
-
-
-def is_baseline(variant):
-    return not variant.startswith(BASELINE_EXCLUDE)
-
-
-def fnum(text):
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def parse_shape(text):
-    out = {}
-    for kv in (text or "").split(";"):
-        if "=" in kv:
-            k, v = kv.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
-
-
-def load(paths):
-    """Returns {(workload, shape): {variant: row}} in first-seen order, plus counts of skipped rows."""
-    table = {}
-    skipped = {"incorrect": 0, "malformed": 0}
-    for p in paths:
-        with open(p, newline="") as f:
-            for r in csv.DictReader(f):
-                wl, shape, var = r.get("workload"), r.get("shape"), r.get("variant")
-                if not wl or not shape or not var or fnum(r.get("median_us")) is None:
-                    skipped["malformed"] += 1
-                    continue
-                if (r.get("correct") or "").strip() != "1":
-                    skipped["incorrect"] += 1
-                    continue
-                table.setdefault((wl, shape), {})[var] = r
-    return table, skipped
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# bench/common/results.py: next to this script in .device/bin (scripts/build_device.sh), else in the repo.
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "common"), os.path.join(_HERE, "..", "bench", "common")]
+import results  # noqa: E402
 
 
 def layer_of(shape):
     """(sort key, label, batch) of a conv shape; None when it lacks batch/c/hw."""
-    kv = parse_shape(shape)
+    kv = results.parse_shape(shape)
     try:
         n, c, hw = int(kv["batch"]), int(kv["c"]), int(kv["hw"])
     except (KeyError, ValueError):
@@ -74,155 +35,23 @@ def layer_of(shape):
     return (-hw, c, tuple(extra)), label, n
 
 
-def label_2_5(v, _pos=None):
-    """Minor-tick label on a wide log axis: only the 2s and 5s of each decade."""
-    if not (v > 0 and math.isfinite(v)):
-        return ""
-    mant = v / 10 ** math.floor(math.log10(v) + 1e-9)
-    return f"{v:.3g}" if round(mant) in (2, 5) and abs(mant - round(mant)) < 1e-6 else ""
-
-
 def plot_workload(plt, wl, shapes, ymode, title, out_path):
-    # layer label -> variant -> [(batch, y)]
-    layers = {}
-    keys = {}
-    gpus, commits = [], []
-    for shape, rows in shapes.items():
-        lay = layer_of(shape)
-        if lay is None:
-            print(f"warning: {wl}: shape {shape!r} lacks batch/c/hw; left out", file=sys.stderr)
-            continue
-        key, label, n = lay
-        keys[label] = key
-        base = [fnum(r["median_us"]) for v, r in rows.items() if is_baseline(v)]
-        base = [b for b in base if b and b > 0]
-        best = min(base) if base else None
-        for var, r in rows.items():
-            med = fnum(r["median_us"])
-            for field, acc in (("gpu", gpus), ("commit", commits)):
-                val = (r.get(field) or "").strip()
-                if val and val not in acc:
-                    acc.append(val)
-            if ymode == "us":
-                y = med
-            else:
-                b = best if best else fnum(r.get("best_baseline_us"))
-                y = med / b if (med is not None and b and b > 0) else None
-            if y is None or y <= 0:
-                continue
-            layers.setdefault(label, {}).setdefault(var, []).append((n, y))
+    layers, keys, gpus, commits = results.chart_points(wl, shapes, ymode, layer_of, "batch/c/hw")
     if not layers:
-        print(f"warning: {wl}: nothing to plot", file=sys.stderr)
         return False
-
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter
-    labels = sorted(layers, key=lambda lb: keys[lb])
-    variants = sorted({v for lay in layers.values() for v in lay},
-                      key=lambda v: (0 if v.startswith("baton") else 2 if v.startswith("bound") else 1, v))
-    cmap = plt.get_cmap("tab10" if len(variants) <= 10 else "tab20")
-    colors = {v: cmap(i % cmap.N) for i, v in enumerate(variants)}
-
-    ncols = min(len(labels), 3)
-    nrows = (len(labels) + ncols - 1) // ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.4 * nrows + 0.9), squeeze=False)
-    for i, label in enumerate(labels):
-        ax = axes[i // ncols][i % ncols]
-        for var in variants:
-            pts = sorted(layers[label].get(var, []))
-            if not pts:
-                continue
-            style = "-o" if var.startswith("baton") else (":" if var.startswith("bound") else "--") + "s"
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=colors[var],
-                    markersize=4, linewidth=1.4 if var.startswith("baton") else 1.0, label=var)
-        batches = sorted({p[0] for lay in layers[label].values() for p in lay})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(batches)
-        ax.set_xticklabels([str(b) for b in batches])
-        ax.minorticks_off()
-        ax.set_yscale("log")
-        if ymode != "us":
-            ax.axhline(1.0, color="gray", linewidth=0.8)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel("batch N", fontsize=9)
-        if i % ncols == 0:
-            ax.set_ylabel("median / best baseline" if ymode != "us" else "median us", fontsize=9)
-        ax.grid(True, which="major", alpha=0.3)
-        # plain numbers on the log y axis; label minor ticks only when the range is under a decade
-        plain = FuncFormatter(lambda v, _pos: f"{v:.3g}")
-        ax.yaxis.set_major_formatter(plain)
-        lo, hi = ax.get_ylim()
-        ax.yaxis.set_minor_formatter(plain if (lo > 0 and hi / lo < 10) else FuncFormatter(label_2_5))
-        ax.tick_params(labelsize=8)
-    for j in range(len(labels), nrows * ncols):
-        axes[j // ncols][j % ncols].set_visible(False)
-    handles = [Line2D([], [], color=colors[v],
-                          linestyle="-" if v.startswith("baton") else (":" if v.startswith("bound") else "--"),
-                          marker="o" if v.startswith("baton") else "s", markersize=4, label=v)
-               for v in variants]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(variants), 6), fontsize=8, frameon=False)
-    head = title or wl
-    what = "median time / best baseline (lower is better)" if ymode != "us" else "median time, us"
-    fig.suptitle(f"{head}: {what}\n{', '.join(gpus) or '?'}; commit {', '.join(commits) or '?'}",
-                 fontsize=10)
-    legend_rows = (len(variants) + 5) // 6
-    fig.tight_layout(rect=(0, 0.03 + 0.035 * legend_rows, 1, 1))
-    fig.savefig(out_path, dpi=90)
-    plt.close(fig)
-    try:
-        from PIL import Image
-        with Image.open(out_path) as im:
-            small = im.convert("RGB").quantize(64)
-        small.save(out_path, optimize=True)
-    except Exception as e:  # Pillow absent or failing: keep the full-colour PNG
-        print(f"note: {out_path}: not reduced to 64 colours ({type(e).__name__}: {e})", file=sys.stderr)
-    print(f"wrote {out_path} ({os.path.getsize(out_path) // 1024} KB)")
+    results.draw_chart(plt, layers, keys, ymode, title or wl, gpus, commits, out_path,
+                       order=lambda v: (0 if v.startswith("baton") else 2 if v.startswith("bound") else 1, v),
+                       xlabel=lambda _label: "batch N",
+                       linewidth=lambda v: 1.4 if v.startswith("baton") else 1.0, legend_cols=6)
     return True
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
-        description="Charts conv-chain CSVs (common result schema): one PNG per workload, "
-                    "subplot per layer C@HW, batch on a log2 x axis, one series per variant.")
-    ap.add_argument("csv", nargs="+", help="result CSVs (e.g. conv-resnet38.csv and cudnn rows)")
-    ap.add_argument("--out-dir", help="folder for <workload>.png (default: the first CSV's folder)")
-    ap.add_argument("--y", choices=["ratio", "us"], default="ratio",
-                    help="ratio: median / best baseline per shape (default); us: median_us")
-    ap.add_argument("--title", help="title prefix instead of the workload name")
-    a = ap.parse_args(argv)
-
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:
-        print(f"plot_conv.py: needs matplotlib ({e}); e.g. pip install --target /tmp/mpl matplotlib "
-              f"and run with PYTHONPATH=/tmp/mpl", file=sys.stderr)
-        return 2
-
-    for p in a.csv:
-        if not os.path.isfile(p):
-            print(f"plot_conv.py: no such file: {p}", file=sys.stderr)
-            return 2
-    table, skipped = load(a.csv)
-    if skipped["incorrect"] or skipped["malformed"]:
-        print(f"note: left out {skipped['incorrect']} row(s) with correct != 1 and "
-              f"{skipped['malformed']} malformed row(s)", file=sys.stderr)
-    if not table:
-        print("plot_conv.py: no usable rows", file=sys.stderr)
-        return 1
-    out_dir = a.out_dir or os.path.dirname(os.path.abspath(a.csv[0]))
-    os.makedirs(out_dir, exist_ok=True)
-
-    by_wl = {}
-    for (wl, shape), rows in table.items():
-        by_wl.setdefault(wl, {})[shape] = rows
-    wrote = 0
-    for wl in sorted(by_wl):
-        safe = "".join(ch if (ch.isalnum() or ch in "-_.") else "_" for ch in wl)
-        if plot_workload(plt, wl, by_wl[wl], a.y, a.title, os.path.join(out_dir, safe + ".png")):
-            wrote += 1
-    return 0 if wrote else 1
+    return results.plot_main(
+        argv, "plot_conv.py",
+        "Charts conv-chain CSVs (common result schema): one PNG per workload, "
+        "subplot per layer C@HW, batch on a log2 x axis, one series per variant.",
+        "result CSVs (e.g. conv-resnet38.csv and cudnn rows)", plot_workload)
 
 
 if __name__ == "__main__":

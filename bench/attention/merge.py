@@ -24,43 +24,35 @@ columns, in first-seen order (empty where a file lacks one). Exit status 0 when 
 merged (targets missed or not; --strict: 1 when a target is missed), 2 on unreadable input.
 """
 import argparse
-import csv
-import json
-import math
 import os
 import sys
 
-SCHEMA = ["workload", "shape", "variant", "median_us", "min_us", "max_us", "reps", "floor_us", "best_baseline_us",
-          "ratio_to_floor", "ratio_to_best_baseline", "correct", "gpu", "driver", "cuda", "commit", "date"]
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# bench/common/results.py: next to this script in .device/bin (scripts/build_device.sh), else in the repo.
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "common"), os.path.join(_HERE, "..", "bench", "common")]
+import results  # noqa: E402
+
+SCHEMA = results.SCHEMA
 AUTO_MAX = 1.02
 GEOMEAN_TARGET = {"prefill": 0.92, "decode": 0.95}
+fnum, parse_shape = results.fnum, results.parse_shape
 
 
 def is_baseline(variant):
     return not variant.startswith(("baton-", "bound-"))
 
 
+def counts(r):
+    """Whether row r competes for its shape's best baseline: a correct baseline with a positive time."""
+    return is_baseline(r["variant"]) and r["correct"] == "1" and (fnum(r["median_us"]) or 0) > 0
+
+
 def read(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        missing = [c for c in SCHEMA if c not in r]
-        if missing:
-            print(f"merge.py: {path}: missing columns {missing}", file=sys.stderr)
-            sys.exit(2)
-    return rows
-
-
-def fnum(text):
     try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def parse_shape(text):
-    return dict(kv.split("=", 1) for kv in text.split(";") if "=" in kv)
+        return results.read_rows(path)
+    except results.SchemaError as e:
+        print(f"merge.py: {e}", file=sys.stderr)
+        sys.exit(2)
 
 
 def shape_sort_key(shape):
@@ -72,11 +64,6 @@ def shape_sort_key(shape):
         except ValueError:
             return 0
     return (kv.get("phase", ""), num("heads"), num("hidden"), num("batch"), num("kv"), num("seq"), shape)
-
-
-def geomean(v):
-    v = [x for x in v if x and x > 0]
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
 def main(argv=None):
@@ -96,41 +83,14 @@ def main(argv=None):
     else:
         print(f"warning: no SDPA rows ({a.sdpa or 'no --sdpa given'}): the best baseline is the bench's own",
               file=sys.stderr)
-    extra = []
-    for r in rows:
-        for k in r:
-            if k not in SCHEMA and k not in extra:
-                extra.append(k)
-
-    def key(r):
-        return (r["workload"], r["shape"])
-    best = {}
-    for r in rows:
-        med = fnum(r["median_us"])
-        if is_baseline(r["variant"]) and r["correct"] == "1" and med and med > 0:
-            best[key(r)] = min(best.get(key(r), float("inf")), med)
-    for r in rows:
-        b = best.get(key(r))
-        med = fnum(r["median_us"])
-        r["best_baseline_us"] = f"{b:.3f}" if b else "0.000"
-        r["ratio_to_best_baseline"] = f"{med / b:.3f}" if (b and med is not None) else "0.000"
+    extra = results.extra_columns(rows)
+    best = results.set_best_baseline(rows, counts, median=fnum)
     order = {"baton-auto": 0}
     rows.sort(key=lambda r: (r["workload"], shape_sort_key(r["shape"]),
                              order.get(r["variant"], 1 if r["variant"].startswith("baton-") else
                                        3 if r["variant"].startswith("bound-") else 2), r["variant"]))
-    cols = SCHEMA + extra
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
-    json_path = (a.out[:-4] if a.out.endswith(".csv") else a.out) + ".json"
-    with open(json_path, "w") as f:
-        json.dump({"rows": [{c: r.get(c, "") for c in cols} for r in rows]}, f, indent=1)
-
-    by_shape = {}
-    for r in rows:
-        by_shape.setdefault(key(r), {})[r["variant"]] = r
+    json_path = results.write_rows(a.out, rows, SCHEMA + extra)
+    by_shape = results.group_by_shape(rows)
     print(f"wrote {a.out} and {json_path}: {len(rows)} rows, {len(by_shape)} shapes")
     print(f"{'shape':<62} {'auto us':>9} {'best base':>10} {'best variant':<26} {'x best':>7} {'x pdl':>6} {'bound%':>7}")
     ratios = {"prefill": [], "decode": []}
@@ -183,7 +143,7 @@ def main(argv=None):
             print(f"target: {phase} geomean <= {GEOMEAN_TARGET[phase]}: MISS (no correct baton-auto row with a baseline)")
             ok = False
             continue
-        g = geomean(ratios[phase])
+        g = results.geomean(ratios[phase])
         passed = g <= GEOMEAN_TARGET[phase]
         ok = ok and passed
         print(f"target: {phase} geomean of baton-auto / best baseline <= {GEOMEAN_TARGET[phase]}: "

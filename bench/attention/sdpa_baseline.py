@@ -34,30 +34,23 @@ error, ...) or a row is incorrect, 2 on bad arguments, no torch or no GPU.
 """
 import argparse
 import csv
-import datetime
-import gc
 import math
 import os
-import subprocess
 import sys
 import warnings
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# bench/common/results.py: next to this script in .device/bin (scripts/build_device.sh), else in the repo.
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "common"), os.path.join(_HERE, "..", "bench", "common")]
+import results  # noqa: E402
+
 HEAD_DIM = 128
 MODELS = {"gpt3": (12, 12288), "llama": (8, 8192)}  # heads per GPU, hidden (TP8 shards)
-COLUMNS = [
-    "workload", "shape", "variant", "median_us", "min_us", "max_us", "reps", "floor_us",
-    "best_baseline_us", "ratio_to_floor", "ratio_to_best_baseline", "correct", "gpu", "driver",
-    "cuda", "commit", "date", "policy", "launch", "iters", "rel_err", "torch", "cudnn",
-]
+COLUMNS = results.SCHEMA + ["policy", "launch", "iters", "rel_err", "torch", "cudnn"]
 BACKENDS = {  # name: (variant, SDPBackend member)
     "flash": ("cublaslt-sdpa-flash-graph", "FLASH_ATTENTION"),
     "cudnn": ("cublaslt-sdpa-cudnn-graph", "CUDNN_ATTENTION"),
 }
-PEAK_FLOPS = 790e12  # BENCHMARKS.md: cuBLAS bf16 on the H200
-PEAK_BYTES = 4.3e12  # BENCHMARKS.md: device-to-device copy, read + write
-REL_TOL = 1e-2
-EAGER_RUNS = 3        # eager calls first (library heuristics, lazy initialization)
-SIDE_STREAM_RUNS = 3  # PyTorch's recipe: warm-up on a side stream right before capture
 
 
 def fail_args(msg):
@@ -84,55 +77,12 @@ def floor_us(b, s, heads, hidden):
     t, w = float(b) * s, float(heads) * HEAD_DIM
     flops = 2 * t * hidden * 3 * w + 2.0 * 2.0 * b * heads * (s * (s + 1) / 2) * HEAD_DIM + 2 * t * w * hidden
     nbytes = 2.0 * (t * hidden + 3 * w * hidden + hidden * w + t * hidden)
-    return max(flops / PEAK_FLOPS, nbytes / PEAK_BYTES) * 1e6
+    return results.floor_us_of(flops, nbytes)
 
 
 def auto_iters(floor):
     """Passes per graph: about 1 ms of floor time, 2..20 (the bench's auto_iters)."""
     return int(min(20, max(2, math.ceil(1000.0 / max(floor, 1e-3)))))
-
-
-def median(values):
-    s = sorted(values)
-    k = len(s)
-    if k == 0:
-        return float("nan")
-    return s[k // 2] if k % 2 else 0.5 * (s[k // 2 - 1] + s[k // 2])
-
-
-def driver_version():
-    try:
-        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30, check=False,
-                           universal_newlines=True)
-        lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
-        return lines[0] if (r.returncode == 0 and lines) else ""
-    except Exception:
-        return ""
-
-
-def default_commit():
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        r = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, timeout=10, check=False, universal_newlines=True)
-        if r.returncode == 0 and r.stdout.strip():
-            return r.stdout.strip()
-    except Exception:
-        pass
-    return "unknown"
-
-
-def cudnn_version(torch):
-    try:
-        v = int(torch.backends.cudnn.version() or 0)
-    except Exception:
-        v = 0
-    if not v:
-        return ""
-    if v >= 90000:  # cuDNN 9: major*10000 + minor*100 + patch
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
 
 
 def make_inputs(torch, dev, b, s, heads, hidden, seed):
@@ -179,15 +129,6 @@ def reference(torch, x, wqkv, wo, heads):
     return y
 
 
-def rel_err(torch, out, ref):
-    out32 = out.float()
-    finite = bool(torch.isfinite(out32).all().item())
-    rn = float(torch.linalg.vector_norm(ref.double()).item())
-    en = float(torch.linalg.vector_norm((out32 - ref).double()).item())
-    rel = en / rn if rn > 0 else (0.0 if en == 0 else float("inf"))
-    return (rel if finite else float("nan")), finite
-
-
 def run_backend(torch, sdpa_kernel, backend, block, args, ref, iters, reps, warmup):
     """Times one backend on one shape. Returns a dict, or None with a reason when the backend cannot
     run the shape (raised by its first eager call). Other errors propagate."""
@@ -198,60 +139,21 @@ def run_backend(torch, sdpa_kernel, backend, block, args, ref, iters, reps, warm
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                with torch.no_grad():
-                    for _ in range(EAGER_RUNS):
-                        block(*args)
-                torch.cuda.synchronize()
+                results.run_eager(torch, block, args)
             except torch.cuda.OutOfMemoryError:
                 raise
             except RuntimeError as e:
                 why = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
-                msg = str(e).strip().splitlines()
-                return None, "; ".join([msg[0] if msg else type(e).__name__] + why[:3])
-        g = torch.cuda.CUDAGraph()
-        with torch.no_grad():
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(SIDE_STREAM_RUNS):
-                    block(*args)
-            torch.cuda.current_stream().wait_stream(side)
-            torch.cuda.synchronize()
-            with torch.cuda.graph(g):
-                for _ in range(iters):  # iters passes per replay, as the bench's graphs
-                    out = block(*args)
-        torch.cuda.synchronize()
-    for _ in range(warmup):
-        g.replay()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stream = torch.cuda.current_stream()
-    for i in range(reps):
-        starts[i].record(stream)
-        g.replay()
-        ends[i].record(stream)
-    torch.cuda.synchronize()
-    times = [starts[i].elapsed_time(ends[i]) * 1000.0 / iters for i in range(reps)]
+                return None, "; ".join([results.first_line(e) or type(e).__name__] + why[:3])
+        g, out = results.capture_graph(torch, block, args, iters)  # iters passes per replay, as the bench's graphs
+    times = results.time_replays(torch, g, iters, reps, warmup)
     rel, finite = float("nan"), False
     if ref is not None:
-        out.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
-        with torch.no_grad():
-            rel, finite = rel_err(torch, out, ref)
+        rel, finite = results.check_replay(torch, g, out, ref)
+        rel = rel if finite else float("nan")
     del g, out
-    correct = 1 if (ref is not None and finite and rel < REL_TOL) else 0
-    return {"median": median(times), "min": min(times), "max": max(times), "rel": rel, "correct": correct}, None
-
-
-def cleanup(torch):
-    gc.collect()
-    try:
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-    except Exception:
-        pass
+    correct = 1 if (ref is not None and finite and rel < results.REL_TOL) else 0
+    return {"median": results.median(times), "min": min(times), "max": max(times), "rel": rel, "correct": correct}, None
 
 
 def main(argv=None):
@@ -304,17 +206,12 @@ def main(argv=None):
     if a.reps < 1 or a.warmup < 0 or a.iters < 0:
         fail_args("--reps must be >= 1, --warmup and --iters >= 0")
     out_path = a.out or os.path.join(a.out_dir, f"sdpa-{workload}.csv")
-    commit = a.commit or default_commit()
+    commit = a.commit or results.default_commit()
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except Exception as e:
-        print(f"sdpa_baseline.py: cannot import torch: {e}", file=sys.stderr)
+    got = results.import_torch("sdpa_baseline.py")
+    if got is None:
         return 2
-    if not torch.cuda.is_available():
-        print("sdpa_baseline.py: no CUDA device visible to torch", file=sys.stderr)
-        return 2
+    torch, F = got
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except Exception as e:
@@ -330,14 +227,12 @@ def main(argv=None):
 
     torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference stays fp32
     torch.backends.cudnn.allow_tf32 = False
-    gpu = torch.cuda.get_device_name()
-    driver = driver_version()
-    cuda = torch.version.cuda or ""
-    cudnn = cudnn_version(torch)
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    env = results.torch_env(torch)
+    date = results.utc_date()
     wl = f"attention-{workload}"
-    print(f"# {wl}: cuBLASLt + SDPA ({', '.join(c[0] for c in chosen) or 'no backend'}) in CUDA graphs; gpu {gpu}, "
-          f"driver {driver or '?'}, CUDA {cuda}, cuDNN {cudnn}, torch {torch.__version__}, commit {commit}, {date}")
+    print(f"# {wl}: cuBLASLt + SDPA ({', '.join(c[0] for c in chosen) or 'no backend'}) in CUDA graphs; "
+          f"gpu {env['gpu']}, driver {env['driver'] or '?'}, CUDA {env['cuda']}, cuDNN {env['cudnn']}, "
+          f"torch {torch.__version__}, commit {commit}, {date}")
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -351,7 +246,7 @@ def main(argv=None):
                 shape = f"phase=prefill;batch={b};seq={s};kv={s};heads={heads};hidden={hidden}"
                 fl = floor_us(b, s, heads, hidden)
                 iters = a.iters or auto_iters(fl)
-                results = []
+                measured = []
                 try:
                     args = make_inputs(torch, dev, b, s, heads, hidden, a.seed + 7919 * b + s)
                     ref = reference(torch, *args, heads) if a.check == "on" else None
@@ -361,16 +256,15 @@ def main(argv=None):
                             r, why = run_backend(torch, sdpa_kernel, member, block, args, ref, iters, a.reps, a.warmup)
                         except Exception as e:  # OOM, capture errors: this backend's row fails
                             failed += 1
-                            msg = str(e).strip().splitlines()
-                            print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: {msg[0] if msg else ''}",
-                                  file=sys.stderr)
-                            cleanup(torch)
+                            print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: "
+                                  f"{results.first_line(e)}", file=sys.stderr)
+                            results.cleanup(torch)
                             continue
                         if r is None:
                             print(f"warning: {wl} {shape}: SDPA backend {name} unavailable ({why}); no {variant} row",
                                   file=sys.stderr)
                             continue
-                        results.append((name, variant, r))
+                        measured.append((name, variant, r))
                         if a.check == "on" and not r["correct"]:
                             failed += 1
                             print(f"warning: {wl} {shape} {variant}: y does not match the fp32 reference "
@@ -378,25 +272,23 @@ def main(argv=None):
                     del args, ref
                 except Exception as e:  # inputs or reference (OOM): the shape fails
                     failed += 1
-                    msg = str(e).strip().splitlines()
-                    print(f"warning: {wl} {shape}: skipped, {type(e).__name__}: {msg[0] if msg else ''}", file=sys.stderr)
+                    print(f"warning: {wl} {shape}: skipped, {type(e).__name__}: {results.first_line(e)}",
+                          file=sys.stderr)
                 # best_baseline_us over this script's correct rows of the shape; merge.py recomputes
                 # it over every baseline of the bench's and this file.
-                good = [r["median"] for _, _, r in results if r["correct"]]
+                good = [r["median"] for _, _, r in measured if r["correct"]]
                 best = min(good) if good else 0.0
-                for name, variant, r in results:
+                for name, variant, r in measured:
                     med = r["median"]
-                    writer.writerow([
-                        wl, shape, variant, f"{med:.3f}", f"{r['min']:.3f}", f"{r['max']:.3f}", a.reps, f"{fl:.3f}",
-                        f"{best:.3f}", f"{med / fl if fl > 0 else 0.0:.3f}", f"{med / best if best > 0 else 0.0:.3f}",
-                        r["correct"], gpu, driver, cuda, commit, date, f"sdpa-{name}", "graph", iters,
-                        f"{r['rel']:.3e}" if a.check == "on" else "unchecked", torch.__version__, cudnn,
-                    ])
+                    writer.writerow(results.schema_row(
+                        wl, shape, variant, r, a.reps, fl, best, env, commit, date,
+                        [f"sdpa-{name}", "graph", iters, f"{r['rel']:.3e}" if a.check == "on" else "unchecked",
+                         torch.__version__, env["cudnn"]]))
                     print(f"{shape:<62} {variant:<26} {med:>10.2f} us  x{med / fl:<6.2f} floor  "
                           f"{'unchecked' if a.check == 'off' else ('ok' if r['correct'] else 'WRONG')}")
                 f.flush()
                 sys.stdout.flush()
-                cleanup(torch)
+                results.cleanup(torch)
     print(f"# wrote {out_path}; {failed} row(s) failed or incorrect")
     return 1 if failed else 0
 

@@ -32,4 +32,11 @@ inline std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// Whether `v` is one of the comma-separated fields of `list` (a --variants selection, say).
+inline bool in_list(const std::string& list, const std::string& v) {
+  for (const auto& f : split_commas(list))
+    if (f == v) return true;
+  return false;
+}
+
 }  // namespace baton::bench

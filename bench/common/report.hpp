@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "env.hpp"
+#include "stats.hpp"
 
 namespace baton::bench {
 
@@ -27,6 +28,32 @@ struct Row {
   std::vector<std::pair<std::string, std::string>> extra;  // more columns, same order in every row
   double best_baseline_us = 0;
 };
+
+// The ceilings of BENCHMARKS.md (H200): cuBLAS bf16 dense, and device-to-device copy (read + write).
+inline constexpr double kPeakFlops = 790e12;
+inline constexpr double kPeakBytes = 4.3e12;
+
+// A workload's floor_us: its FLOPs or its minimal bytes at those ceilings, whichever takes longer.
+inline double floor_us_of(double flops, double bytes) { return std::max(flops / kPeakFlops, bytes / kPeakBytes) * 1e6; }
+
+// A row of one variant from its timed repetitions `us` (median, min and max of them; reps = their
+// count); extra columns are the caller's.
+inline Row timed_row(std::string workload, std::string shape, std::string variant, const std::vector<double>& us,
+                     double floor_us, bool baseline, bool correct) {
+  const Stats st = stats(us);
+  Row r;
+  r.workload = std::move(workload);
+  r.shape = std::move(shape);
+  r.variant = std::move(variant);
+  r.median_us = st.median;
+  r.min_us = st.min;
+  r.max_us = st.max;
+  r.reps = int(us.size());
+  r.floor_us = floor_us;
+  r.baseline = baseline;
+  r.correct = correct;
+  return r;
+}
 
 // Fills best_baseline_us per (workload, shape).
 inline void finalize(std::vector<Row>& rows) {

@@ -20,12 +20,14 @@ correct row, 1 when some shape failed or was incorrect, 2 on bad arguments / no 
 """
 import argparse
 import csv
-import datetime
-import gc
 import math
 import os
-import subprocess
 import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# bench/common/results.py: next to this script in .device/bin (scripts/build_device.sh), else in the repo.
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "common"), os.path.join(_HERE, "..", "bench", "common")]
+import results  # noqa: E402
 
 WORKLOADS = {
     # name: (workload column, default layers, default batches, default pair)
@@ -34,19 +36,8 @@ WORKLOADS = {
     "custom": ("conv-custom", None, "1", "resnet"),
 }
 
-COLUMNS = [
-    "workload", "shape", "variant", "median_us", "min_us", "max_us", "reps", "floor_us",
-    "best_baseline_us", "ratio_to_floor", "ratio_to_best_baseline", "correct", "gpu", "driver",
-    "cuda", "commit", "date", "cudnn",
-]
-
-# Ceilings of BENCHMARKS.md (H200): cuBLAS bf16 dense and device-to-device copy (read+write).
-PEAK_FLOPS = 790e12
-PEAK_BYTES = 4.3e12
+COLUMNS = results.SCHEMA + ["cudnn"]
 BF16_BYTES = 2
-EAGER_RUNS = 3        # eager calls before the graph: cudnn.benchmark picks its algorithms here
-SIDE_STREAM_RUNS = 3  # warm-up calls on a side stream right before capture (PyTorch's recipe)
-REL_TOL = 1e-2
 
 
 def parse_int_list(text, what):
@@ -94,55 +85,7 @@ def floor_us(n, c, hw):
     # minimal bytes: x read once, both weights and biases read once, out written once (bf16);
     # the residual's second read of x and the intermediate y are not minimal traffic.
     nbytes = BF16_BYTES * (act + 2 * c * c * 9 + 2 * c + act)
-    return max(flops / PEAK_FLOPS, nbytes / PEAK_BYTES) * 1e6
-
-
-def median(values):
-    s = sorted(values)
-    k = len(s)
-    if k == 0:
-        return float("nan")
-    if k % 2:
-        return s[k // 2]
-    return 0.5 * (s[k // 2 - 1] + s[k // 2])
-
-
-def driver_version():
-    try:
-        r = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30, check=False,
-            universal_newlines=True)
-        lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
-        return lines[0] if (r.returncode == 0 and lines) else ""
-    except Exception:
-        return ""
-
-
-def default_commit():
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        r = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=10,
-                           check=False, universal_newlines=True)
-        if r.returncode == 0 and r.stdout.strip():
-            return r.stdout.strip()
-    except Exception:
-        pass
-    return "unknown"
-
-
-def cudnn_version(torch):
-    try:
-        v = torch.backends.cudnn.version()
-    except Exception:
-        v = None
-    if not v:
-        return ""
-    v = int(v)
-    if v >= 90000:  # cuDNN 9: major*10000 + minor*100 + patch
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"  # cuDNN 8 and older
+    return results.floor_us_of(flops, nbytes)
 
 
 def make_pair(F, torch, pair):
@@ -174,82 +117,26 @@ def run_shape(torch, dev, fn, n, c, hw, reps, warmup, seed, iters=20):
     args = (x, w1, b1, w2, b2)
 
     # Eager first: with cudnn.benchmark on, the first calls pick (and cache) the algorithms.
-    with torch.no_grad():
-        for _ in range(EAGER_RUNS):
-            fn(*args)
-    torch.cuda.synchronize()
-
-    g = torch.cuda.CUDAGraph()
-    with torch.no_grad():
-        # PyTorch's recipe: warm up on a side stream right before capture.
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(SIDE_STREAM_RUNS):
-                fn(*args)
-        torch.cuda.current_stream().wait_stream(s)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):
-            # `iters` passes per graph, as baton_bench_conv captures them (one timed repetition =
-            # one replay of iters passes, divided by iters): the per-launch cost of a graph is
-            # amortized the same way for every variant of the merged CSV.
-            for _ in range(iters):
-                static_out = fn(*args)  # static input: x, w1, b1, w2, b2 above; static output: this
-    torch.cuda.synchronize()
-
-    for _ in range(warmup):
-        g.replay()
-    torch.cuda.synchronize()
-
-    # Each replay (iters passes) timed on its own with an event pair; the replays run back to back on one stream
-    # and the input buffers are not rotated. Where x and the weights fit in L2 (60 MB on the H200),
+    results.run_eager(torch, fn, args)
+    # `iters` passes per graph, as baton_bench_conv captures them. Static input: x, w1, b1, w2, b2 above.
+    g, static_out = results.capture_graph(torch, fn, args, iters)
+    # The input buffers are not rotated. Where x and the weights fit in L2 (60 MB on the H200),
     # later replays find them L2-hot, as they would in a model's loop of graph replays; this is
     # accepted for this baseline (BENCHMARKS.md "Method" asks for rotation; the caller chose not to).
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stream = torch.cuda.current_stream()
-    for i in range(reps):
-        starts[i].record(stream)
-        g.replay()
-        ends[i].record(stream)
-    torch.cuda.synchronize()
-    times_us = [starts[i].elapsed_time(ends[i]) * 1000.0 / iters for i in range(reps)]
+    times_us = results.time_replays(torch, g, iters, reps, warmup)
 
-    # Correctness: poison the static output, replay once, compare with an fp32 reference computed
-    # from the same bf16 values upcast (TF32 is off for cuDNN, see main()).
-    static_out.fill_(float("nan"))
-    g.replay()
-    torch.cuda.synchronize()
+    # Correctness: an fp32 reference computed from the same bf16 values upcast (TF32 is off for
+    # cuDNN, see main()) against the poisoned output after one more replay.
     with torch.no_grad():
         ref = fn(*(t.float() for t in args))
-        out32 = static_out.float()
-        finite = bool(torch.isfinite(out32).all().item())
-        ref_norm = float(torch.linalg.vector_norm(ref.double()).item())
-        err_norm = float(torch.linalg.vector_norm((out32 - ref).double()).item())
-    torch.cuda.synchronize()
-    if ref_norm > 0.0:
-        rel = err_norm / ref_norm
-    else:
-        rel = 0.0 if err_norm == 0.0 else float("inf")
-    correct = 1 if (finite and math.isfinite(rel) and rel < REL_TOL) else 0
+    rel, finite = results.check_replay(torch, g, static_out, ref)
+    correct = 1 if (finite and math.isfinite(rel) and rel < results.REL_TOL) else 0
 
-    del g, static_out, ref, out32, args, x, w1, w2, b1, b2
+    del g, static_out, ref, args, x, w1, w2, b1, b2
     return {
-        "median": median(times_us), "min": min(times_us), "max": max(times_us),
+        "median": results.median(times_us), "min": min(times_us), "max": max(times_us),
         "rel": rel, "finite": finite, "correct": correct,
     }
-
-
-def cleanup(torch):
-    gc.collect()
-    try:
-        torch.cuda.synchronize()
-    except Exception:
-        pass
-    try:
-        torch.cuda.empty_cache()
-    except Exception:
-        pass
 
 
 def open_csv(path):
@@ -315,17 +202,12 @@ def main(argv=None):
     pair = a.pair or def_pair
     if a.reps < 1 or a.warmup < 0 or a.iters < 1:
         raise SystemExit("cudnn_pairs.py: --reps must be >= 1 and --warmup >= 0")
-    commit = a.commit or default_commit()
+    commit = a.commit or results.default_commit()
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except Exception as e:
-        print(f"cudnn_pairs.py: cannot import torch: {e}", file=sys.stderr)
+    got = results.import_torch("cudnn_pairs.py")
+    if got is None:
         return 2
-    if not torch.cuda.is_available():
-        print("cudnn_pairs.py: no CUDA device visible to torch", file=sys.stderr)
-        return 2
+    torch, F = got
 
     torch.backends.cudnn.enabled = True
     torch.backends.cudnn.benchmark = True
@@ -333,13 +215,10 @@ def main(argv=None):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
 
-    gpu = torch.cuda.get_device_name()
-    driver = driver_version()
-    cuda = torch.version.cuda or ""
-    cudnn = cudnn_version(torch)
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    print(f"# cudnn-graph conv pairs: {wl_name} (pair {pair}), gpu {gpu}, driver {driver or '?'}, "
-          f"CUDA {cuda}, cuDNN {cudnn}, torch {torch.__version__}, commit {commit}, {date}")
+    env = results.torch_env(torch)
+    date = results.utc_date("%Y-%m-%dT%H:%M:%SZ")
+    print(f"# cudnn-graph conv pairs: {wl_name} (pair {pair}), gpu {env['gpu']}, driver {env['driver'] or '?'}, "
+          f"CUDA {env['cuda']}, cuDNN {env['cudnn']}, torch {torch.__version__}, commit {commit}, {date}")
     print(f"# reps {a.reps}, warmup {a.warmup}; times in us; floor = max(FLOPs/790e12, bytes/4.3e12)")
 
     fn = make_pair(F, torch, pair)
@@ -359,21 +238,17 @@ def main(argv=None):
                                   a.seed + 7919 * n + 131 * c + hw, iters=a.iters)
                 except Exception as e:  # OOM, cuDNN errors, capture errors: skip this shape
                     failed += 1
-                    msg = str(e).strip().splitlines()
-                    print(f"warning: {wl_name} {shape}: skipped, {type(e).__name__}: "
-                          f"{msg[0] if msg else ''}", file=sys.stderr)
+                    print(f"warning: {wl_name} {shape}: skipped, {type(e).__name__}: {results.first_line(e)}",
+                          file=sys.stderr)
                 if r is None:
-                    cleanup(torch)  # outside the except block, so the traceback's tensors can go
+                    results.cleanup(torch)  # outside the except block, so the traceback's tensors can go
                     continue
                 fl = floor_us(n, c, hw)
                 med = r["median"]
                 # best_baseline_us = own median and ratio 1.0: this script sees only its own variant;
                 # the C++ conv bench merges the CSVs and recomputes both per shape.
-                writer.writerow([
-                    wl_name, shape, "cudnn-graph", f"{med:.3f}", f"{r['min']:.3f}", f"{r['max']:.3f}",
-                    a.reps, f"{fl:.3f}", f"{med:.3f}", f"{(med / fl) if fl > 0 else 0.0:.3f}", "1.000",
-                    r["correct"], gpu, driver, cuda, commit, date, cudnn,
-                ])
+                writer.writerow(results.schema_row(wl_name, shape, "cudnn-graph", r, a.reps, fl, med, env, commit,
+                                                   date, [env["cudnn"]]))
                 f.flush()
                 if not r["correct"]:
                     failed += 1
@@ -382,7 +257,7 @@ def main(argv=None):
                 print(f"{shape:<28} {med:>10.2f} {r['min']:>10.2f} {r['max']:>10.2f} {fl:>9.2f} "
                       f"{(med / fl) if fl > 0 else 0.0:>8.1f} {r['rel']:>9.2e} {r['correct']}")
                 sys.stdout.flush()
-                cleanup(torch)
+                results.cleanup(torch)
     finally:
         f.close()
     print(f"# wrote {a.out}; {failed} shape(s) failed or incorrect")

@@ -11,33 +11,28 @@ The output may be one of the inputs (read first, then written). Extra columns ar
 both files' extra columns, in first-seen order (empty where a file lacks one).
 """
 import argparse
-import csv
-import json
-import math
+import os
 import sys
 
-SCHEMA = ["workload", "shape", "variant", "median_us", "min_us", "max_us", "reps", "floor_us", "best_baseline_us",
-          "ratio_to_floor", "ratio_to_best_baseline", "correct", "gpu", "driver", "cuda", "commit", "date"]
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# bench/common/results.py: next to this script in .device/bin (scripts/build_device.sh), else in the repo.
+sys.path[:0] = [_HERE, os.path.join(_HERE, "..", "common"), os.path.join(_HERE, "..", "bench", "common")]
+import results  # noqa: E402
+
+SCHEMA = results.SCHEMA
 BASELINES = {"cutlass-stream", "cutlass-graph", "cutlass-pdl-graph", "cudnn-graph"}
 
 
+def counts(r):
+    """Whether row r competes for its shape's best baseline."""
+    return r["variant"] in BASELINES and r["correct"] == "1" and r["median_us"]
+
+
 def read(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        missing = [c for c in SCHEMA if c not in r]
-        if missing:
-            sys.exit(f"merge.py: {path}: missing columns {missing}")
-    return rows
-
-
-def shape_key(r):
-    return (r["workload"], r["shape"])
-
-
-def geomean(v):
-    v = [x for x in v if x > 0]
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+    try:
+        return results.read_rows(path)
+    except results.SchemaError as e:
+        sys.exit(f"merge.py: {e}")
 
 
 def main():
@@ -47,34 +42,13 @@ def main():
     ap.add_argument("--out", required=True, help="merged CSV (a .json twin is written next to it)")
     a = ap.parse_args()
     rows = read(a.baton) + read(a.cudnn)
-    extra = []
-    for r in rows:
-        for k in r:
-            if k not in SCHEMA and k not in extra:
-                extra.append(k)
-    best = {}
-    for r in rows:
-        if r["variant"] in BASELINES and r["correct"] == "1" and r["median_us"]:
-            k = shape_key(r)
-            best[k] = min(best.get(k, float("inf")), float(r["median_us"]))
-    for r in rows:
-        b = best.get(shape_key(r))
-        r["best_baseline_us"] = f"{b:.3f}" if b else "0.000"
-        r["ratio_to_best_baseline"] = f"{float(r['median_us']) / b:.3f}" if b else "0.000"
+    extra = results.extra_columns(rows)
+    best = results.set_best_baseline(rows, counts, median=float)
     rows.sort(key=lambda r: (r["workload"], int(r["shape"].split(";")[1].split("=")[1]),
                              int(r["shape"].split(";")[0].split("=")[1]), r["variant"]))
-    cols = SCHEMA + extra
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
-    with open(a.out.rsplit(".", 1)[0] + ".json", "w") as f:
-        json.dump({"rows": [{c: r.get(c, "") for c in cols} for r in rows]}, f, indent=1)
+    results.write_rows(a.out, rows, SCHEMA + extra, json_path=a.out.rsplit(".", 1)[0] + ".json")
     # Issue 17's targets, per shape and over N <= 8.
-    by_shape = {}
-    for r in rows:
-        by_shape.setdefault(shape_key(r), {})[r["variant"]] = r
+    by_shape = results.group_by_shape(rows)
     auto_ratio, small = [], []
     worst = (0.0, None)
     wins = {}
@@ -94,7 +68,7 @@ def main():
                 wins.setdefault(layer, []).append(min(synced) <= 0.85 * pdl)
     print(f"wrote {a.out} and its .json: {len(rows)} rows, {len(by_shape)} shapes")
     print(f"baton-auto / best baseline: worst {worst[0]:.3f} at {worst[1]} (target <= 1.02)")
-    print(f"geomean over N <= 8: {geomean(small):.3f} (target <= 0.75)")
+    print(f"geomean over N <= 8: {results.geomean(small):.3f} (target <= 0.75)")
     won = [layer for layer, w in wins.items() if w and all(w)]
     print(f"layers where a synchronized chain beats cutlass-pdl-graph by >= 15% at every N <= 4: {len(won)} of "
           f"{len(wins)} {won} (target: at least half)")
