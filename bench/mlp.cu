@@ -413,6 +413,10 @@ extern "C" void on_timeout(int) {
 int main(int argc, char** argv) {
   Ctx c;
   if (!parse(argc, argv, c.args)) return 2;
+  if (status s = op_kernels_cover(c.args); !s.ok()) {
+    std::fprintf(stderr, "error: baton_bench_mlp: %s\n", s.to_string().c_str());
+    return 2;
+  }
   if (c.args.timeout_s > 0) {
     std::signal(SIGALRM, on_timeout);
     alarm(unsigned(c.args.timeout_s));

@@ -155,7 +155,11 @@ inline baton::result<baton::StageLaunch> gemm2_narrow_launch(const PlainStage& s
 inline baton::result<baton::StageLaunch> gemm2_narrow_pdl_weights_first_launch(const PlainStage& s, const NarrowArgs2& a) {
   return compiled<GridWaitBeforeA>(s, a);
 }
-// 128x96 tiles as CTA pairs (1x2 clusters, A multicast; MlpOptions::cta_pairs).
+// 128x96 tiles as CTA pairs (1x2 clusters, A multicast; MlpOptions::cta_pairs) and the 32-token
+// swapped GEMMs: the library has them only with -DBATON_MLP_EXTRA_KERNELS=ON, so they go through
+// mlp_kernels::Compiled, which returns errc::not_supported naming the option where they are absent.
+using GeluKernels = baton::ops::mlp_kernels::Compiled<baton::ops::Activation::gelu>;
+using SwiGluKernels = baton::ops::mlp_kernels::Compiled<baton::ops::Activation::swiglu>;
 using PairConfig1 = baton::ops::mlp_kernels::PairGeluConfig;
 using PairSwiConfig1 = baton::ops::mlp_kernels::PairSwiGluConfig;
 using PairConfig2 = baton::ops::mlp_kernels::PairDownConfig;
@@ -163,31 +167,31 @@ using PairArgs1 = baton::sm90::GemmArguments<PairConfig1>;
 using PairSwiArgs1 = baton::sm90::GemmArguments<PairSwiConfig1>;
 using PairArgs2 = baton::sm90::GemmArguments<PairConfig2>;
 inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairArgs1& a) {
-  return compiled<NoGridWait>(s, a);
+  return GeluKernels::up_pair(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm1_pair_launch(const PlainStage& s, const PairSwiArgs1& a) {
-  return compiled<NoGridWait>(s, a);
+  return SwiGluKernels::up_pair(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_pair_launch(const PlainStage& s, const PairArgs2& a) {
-  return compiled<NoGridWait>(s, a);
+  return GeluKernels::down_pair(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_pair_pdl_weights_first_launch(const PlainStage& s, const PairArgs2& a) {
-  return compiled<GridWaitBeforeA>(s, a);
+  return GeluKernels::down_pair_after_grid(s, a);
 }
 // The swapped decode GEMM2 (W2 x Y^T, 128x32 tiles, D column-major): plain and PDL-waiting.
 using SwapConfig2 = baton::ops::mlp_kernels::SwapDownConfig;
 using SwapArgs2 = baton::sm90::GemmArguments<SwapConfig2>;
 inline baton::result<baton::StageLaunch> gemm2_swap_launch(const PlainStage& s, const SwapArgs2& a) {
-  return compiled<NoGridWait>(s, a);
+  return GeluKernels::down_swapped(s, a);
 }
 inline baton::result<baton::StageLaunch> gemm2_swap_pdl_launch(const PlainStage& s, const SwapArgs2& a) {
-  return compiled<GridWaitBeforeLoads>(s, a);
+  return GeluKernels::down_swapped_after_grid(s, a);
 }
 // The swapped decode GEMM1 with GeLU (W1 x X^T, Y column-major as Y^T).
 using SwapConfig1 = baton::ops::mlp_kernels::SwapGeluConfig;
 using SwapArgs1 = baton::sm90::GemmArguments<SwapConfig1>;
 inline baton::result<baton::StageLaunch> gemm1_swap_launch(const PlainStage& s, const SwapArgs1& a) {
-  return compiled<NoGridWait>(s, a);
+  return GeluKernels::up_swapped(s, a);
 }
 
 // CUTLASS 4.2 GemmUniversal (cooperative kernel, StreamKScheduler) on the same collectives as

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the device tests, benchmarks and examples (Release, sm_90a) and stages the binaries in
-# .device/bin, the folder the device run carries to the GPU machine.
+# .device/bin, the folder the device run carries to the GPU machine. The MLP kernel library is built
+# with every kernel (-DBATON_MLP_EXTRA_KERNELS=ON: the CTA-pair and 32-token swapped GEMMs CI leaves
+# out), so the device tests and benchmarks keep covering them; .device/bin/BUILD_OPTIONS records it
+# (scripts/run.sh rebuilds staged binaries that lack it).
 #   BATON_JOBS=N          parallel compile jobs (default: the machine's cores, capped at one job per
 #                         3 GiB of memory: a CUTLASS sm90 instantiation takes about 3 GB)
 #   BATON_CUTLASS_DIR=D   a CUTLASS 4.2 tree (D/include, D/tools/util/include) instead of pip (offline machines)
@@ -14,10 +17,11 @@ extra=()
 [ -n "${BATON_CUTLASS_DIR:-}" ] && extra+=("-DBATON_CUTLASS_DIR=$(realpath "$BATON_CUTLASS_DIR")")
 [ -n "${GTEST_ROOT:-}" ] && extra+=("-DGTEST_ROOT=$(realpath "$GTEST_ROOT")")
 echo "build_device: $jobs jobs"
-cmake --preset default "${extra[@]}"
+cmake --preset default -DBATON_MLP_EXTRA_KERNELS=ON "${extra[@]}"
 cmake --build --preset default -j "$jobs" --target baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_gemm_tests baton_ops_tests baton_bench_mlp baton_conv_tests baton_bench_conv
 rm -rf .device/bin && mkdir -p .device/bin
 cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp build/default/bin/baton_conv_tests build/default/bin/baton_bench_conv .device/bin/
 cp scripts/plot_timeline.py scripts/plot_bench.py scripts/plot_conv.py bench/conv/cudnn_pairs.py bench/conv/merge.py .device/bin/
 echo "${BATON_COMMIT:-$(git describe --always --dirty --abbrev=12)}" > .device/bin/COMMIT
+echo "BATON_MLP_EXTRA_KERNELS=ON" > .device/bin/BUILD_OPTIONS
 du -sh .device/bin

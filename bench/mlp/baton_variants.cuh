@@ -90,6 +90,25 @@ inline ops::MlpOptions op_options(const Args& a) {
   return o;
 }
 
+// Whether the op's kernels (baton::mlp_kernels) have the forms the command line asks for: --cta-pairs 1
+// needs the CTA-pair kernels, --swap-gemm2 1 (and --swap-gemm1 1 with GeLU) at an M <= 32 the
+// 32-token swapped ones; the library has them only with -DBATON_MLP_EXTRA_KERNELS=ON. Checked for
+// every M before anything runs: the op's refusal (naming the option), with the flags that led to it.
+// Which forms a request needs does not depend on the SM count, so the plan is made for 132.
+inline status op_kernels_cover(const Args& a) {
+  constexpr ops::MlpKernelForms have = ops::mlp_kernels::kernel_forms_of<OpKernels<ops::Activation::gelu>>();
+  const ops::MlpOptions o = op_options(a);
+  for (int m : a.ms) {
+    const ops::MlpShape shape{m, a.hidden, a.ffn, a.swiglu ? ops::Activation::swiglu : ops::Activation::gelu};
+    if (!ops::mlp_needs_missing_kernels(shape, 132, o, have)) continue;
+    return ops::plan_mlp(shape, 132, o, have)
+        .error()
+        .with_context("--cta-pairs " + std::to_string(a.cta_pairs) + " --swap-gemm1 " + std::to_string(a.swap_gemm1) +
+                      " --swap-gemm2 " + std::to_string(a.swap_gemm2) + " (-1: auto) at M = " + std::to_string(m));
+  }
+  return {};
+}
+
 struct OpMlp {
   std::unique_ptr<ops::Mlp<ops::Activation::gelu, OpKernels<ops::Activation::gelu>>> gelu;
   std::unique_ptr<ops::Mlp<ops::Activation::swiglu, OpKernels<ops::Activation::swiglu>>> swiglu;

@@ -1,16 +1,43 @@
 // A downstream program: the MLP op from an installed baton, its kernels from baton::mlp_kernels
 // (nothing compiled here but this file). On a GPU it runs one GeLU MLP of a ragged shape and
 // checks sampled rows of Z against a CPU reference; without a GPU it says so and succeeds (it
-// built and linked, which is what a CPU-only CI can prove).
+// built and linked, which is what a CPU-only CI can prove). Either way it checks that the installed
+// target carries which optional kernels the library has (BATON_MLP_EXTRA_KERNELS), and, where the
+// library lacks them, that create() refuses them by name before touching the GPU.
 #include <baton/ops/mlp_compiled.cuh>
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 using bf16 = ::cutlass::bfloat16_t;
+using Kernels = baton::ops::mlp_kernels::Compiled<baton::ops::Activation::gelu>;
+
+#ifdef CONSUMER_EXPECT_MLP_EXTRA_KERNELS
+static_assert(Kernels::has_cta_pairs == (CONSUMER_EXPECT_MLP_EXTRA_KERNELS != 0) &&
+                  Kernels::has_narrow_swapped == (CONSUMER_EXPECT_MLP_EXTRA_KERNELS != 0),
+              "the installed baton::mlp_kernels must carry BATON_MLP_EXTRA_KERNELS as the build that made it had it");
+#endif
 
 int main() {
+  std::printf("consumer_mlp: baton::mlp_kernels %s the CTA-pair and 32-token swapped kernels\n",
+              Kernels::has_cta_pairs ? "has" : "lacks");
+  if constexpr (!Kernels::has_cta_pairs) {
+    // Refused by the plan (sms given: no device query), so this runs without a GPU.
+    baton::ops::MlpRunOptions o;
+    o.sms = 132;
+    o.log = false;
+    o.plan.gemm2.cta_pairs = true;
+    using Mlp = baton::ops::CompiledMlp<baton::ops::Activation::gelu>;
+    auto r = Mlp::create({.m = 64, .hidden = 264, .ffn = 344, .act = baton::ops::Activation::gelu}, {}, nullptr, o);
+    if (r.ok() || r.error().code() != baton::errc::not_supported ||
+        r.error().to_string().find("-DBATON_MLP_EXTRA_KERNELS=ON") == std::string::npos)
+      return std::printf("consumer_mlp: CTA pairs without their kernels: %s\n",
+                         r.ok() ? "created" : r.error().to_string().c_str()),
+             1;
+    std::printf("consumer_mlp: CTA pairs refused: %s\n", r.error().to_string().c_str());
+  }
   if (baton::status s = baton::require_device(); !s.ok()) {
     std::printf("consumer_mlp: built against the installed baton::mlp_kernels; not run (%s)\n", s.to_string().c_str());
     return 0;

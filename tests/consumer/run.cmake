@@ -4,8 +4,12 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/pre
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "install failed")
 endif()
+set(expect_extra)
+if(DEFINED MLP_EXTRA_KERNELS)  # what the installed baton::mlp_kernels must tell its users it has
+  set(expect_extra -DCONSUMER_EXPECT_MLP_EXTRA_KERNELS=${MLP_EXTRA_KERNELS})
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${WORK}/build -G ${GEN} -DCMAKE_PREFIX_PATH=${WORK}/prefix
-                        -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} RESULT_VARIABLE rc)
+                        -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} ${expect_extra} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the consumer project with find_package(baton) failed")
 endif()

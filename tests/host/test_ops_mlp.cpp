@@ -307,6 +307,78 @@ TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   EXPECT_NE(b.error().message().find("gemm2 CTA pairs are for the plain form"), std::string::npos) << b.error().message();
 }
 
+// A kernel set without the optional forms (MlpKernelForms: baton::mlp_kernels built without
+// -DBATON_MLP_EXTRA_KERNELS=ON): a request that needs one is refused by name with the option that
+// adds it, whatever else the plan would choose; the plan never picks one on its own, so without a
+// request nothing changes; mlp_needs_missing_kernels tells tuning which candidates to skip.
+TEST(OpsMlpPlan, KernelFormsTheKernelSetLacksAreRefusedByName) {
+  const baton::ops::MlpKernelForms none_of_them{.cta_pairs = false, .narrow_swapped = false};
+  const baton::ops::MlpKernelForms no_pairs{.cta_pairs = false, .narrow_swapped = true};
+  const baton::ops::MlpKernelForms no_narrow{.cta_pairs = true, .narrow_swapped = false};
+  EXPECT_TRUE(baton::ops::MlpKernelForms{}.complete());
+  EXPECT_FALSE(none_of_them.complete());
+  auto refused = [](const baton::result<MlpPlan>& r, const std::string& what) {
+    ASSERT_FALSE(r.ok()) << what << ": planned " << r.value().log_line();
+    EXPECT_EQ(r.error().code(), baton::errc::not_supported);
+    EXPECT_NE(r.error().message().find(what), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("configure baton with -DBATON_MLP_EXTRA_KERNELS=ON"), std::string::npos)
+        << r.error().message();
+  };
+  const MlpShape gelu{200, 1032, 440, Activation::gelu}, decode{8, 1024, 2048, Activation::gelu},
+      swiglu_decode{8, 1024, 2048, Activation::swiglu};
+  // CTA pairs, asked for on a 128x96 GEMM or left to the plan's width: refused.
+  baton::ops::MlpOptions pairs;
+  pairs.policy = MlpPolicy::none;
+  pairs.gemm1.tile = 96;
+  pairs.gemm1.cta_pairs = true;
+  refused(plan_mlp(gelu, 132, pairs, none_of_them), "gemm1 asks for CTA pairs (GemmFormRequest::cta_pairs)");
+  refused(plan_mlp(gelu, 132, pairs, no_pairs), "gemm1 asks for CTA pairs");
+  EXPECT_TRUE(plan_mlp(gelu, 132, pairs, no_narrow).ok());
+  baton::ops::MlpOptions pairs2;
+  pairs2.gemm2.cta_pairs = true;  // automatic policy (none) and width
+  refused(plan_mlp(gelu, 132, pairs2, no_pairs), "gemm2 asks for CTA pairs");
+  baton::ops::MlpOptions unpaired = pairs;
+  unpaired.gemm1.cta_pairs = false;  // asked off: nothing missing
+  EXPECT_TRUE(plan_mlp(gelu, 132, unpaired, none_of_them).ok());
+  // The 32-token swapped GEMMs: the tile left open at m <= 32, or asked for by width.
+  baton::ops::MlpOptions swap2;
+  swap2.gemm2.operands = GemmOperands::swapped;
+  refused(plan_mlp(decode, 132, swap2, no_narrow), "gemm2 swapped in 32-token tiles");
+  EXPECT_TRUE(plan_mlp(decode, 132, swap2, no_pairs).ok());
+  baton::ops::MlpOptions swap1;
+  swap1.gemm1.operands = GemmOperands::swapped;
+  refused(plan_mlp(decode, 132, swap1, none_of_them), "gemm1 swapped in 32-token tiles");
+  // SwiGLU's GEMM1 has no 32-token kernel in any set: its swapped form takes 160 tokens.
+  auto sw = plan_mlp(swiglu_decode, 132, swap1, none_of_them);
+  ASSERT_TRUE(sw.ok()) << sw.error().to_string();
+  EXPECT_EQ(sw.value().form1.tile, 160);
+  baton::ops::MlpOptions tile32 = swap2;
+  tile32.gemm2.tile = 32;
+  refused(plan_mlp(MlpShape{100, 1024, 2048, Activation::gelu}, 132, tile32, none_of_them), "gemm2 swapped in 32-token tiles");
+  baton::ops::MlpOptions tile160 = swap2;
+  tile160.gemm2.tile = 160;  // the wide token tile at decode: there
+  EXPECT_TRUE(plan_mlp(decode, 132, tile160, none_of_them).ok());
+  // Past 32 tokens the swapped GEMMs take wide token tiles: nothing missing.
+  EXPECT_TRUE(plan_mlp(MlpShape{100, 1024, 2048, Activation::gelu}, 132, swap2, none_of_them).ok());
+  // Without requests the plan is the same with or without the forms, at every M of both presets.
+  for (Activation act : {Activation::gelu, Activation::swiglu})
+    for (int m : {1, 2, 4, 8, 16, 32, 33, 64, 128, 129, 192, 256, 512, 1024, 2048}) {
+      const MlpShape s{m, act == Activation::gelu ? 12288 : 8192, act == Activation::gelu ? 6144 : 2752, act};
+      auto full = plan_mlp(s, 132), lacking = plan_mlp(s, 132, {}, none_of_them);
+      ASSERT_TRUE(full.ok() && lacking.ok()) << "m=" << m;
+      EXPECT_EQ(full.value().log_line(), lacking.value().log_line());
+    }
+  // What tuning asks before building a candidate: refused only for a form the set lacks.
+  EXPECT_TRUE(baton::ops::mlp_needs_missing_kernels(gelu, 132, pairs, none_of_them));
+  EXPECT_FALSE(baton::ops::mlp_needs_missing_kernels(gelu, 132, pairs, no_narrow));
+  EXPECT_FALSE(baton::ops::mlp_needs_missing_kernels(gelu, 132, pairs, {}));
+  EXPECT_TRUE(baton::ops::mlp_needs_missing_kernels(decode, 132, swap2, none_of_them));
+  EXPECT_FALSE(baton::ops::mlp_needs_missing_kernels(decode, 132, unpaired, none_of_them));
+  baton::ops::MlpOptions bad = pairs;
+  bad.policy = MlpPolicy::row;  // refused for another reason: not a missing kernel
+  EXPECT_FALSE(baton::ops::mlp_needs_missing_kernels(gelu, 132, bad, none_of_them));
+}
+
 // The tuning keeps the plan (candidate 0) unless another is > 2% faster by median round.
 TEST(OpsMlpTuning, PlanStaysWithinTheMargin) {
   std::vector<double> med;

@@ -73,6 +73,13 @@ TEST(MlpTuneKey, SeparatesShapesOptionsAndDevices) {
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H100", 9, 0, 132)));
   EXPECT_NE(k, baton::ops::mlp_tune_key(a, MlpOptions{}, baton::ops::tune_device_key("NVIDIA H200", 9, 0, 66)));
   EXPECT_EQ(baton::ops::tune_device_key("a\tb;c", 9, 0, 1), "a b c/sm_90/1sms");  // no separators in names
+  // A kernel set without every optional form tuned over fewer candidates: its own key; a complete
+  // set's key is the one it always was.
+  EXPECT_EQ(k, baton::ops::mlp_tune_key(a, MlpOptions{}, dev, baton::ops::MlpKernelForms{}));
+  const std::string lacking = baton::ops::mlp_tune_key(a, MlpOptions{}, dev, {.cta_pairs = false, .narrow_swapped = false});
+  EXPECT_NE(k, lacking);
+  EXPECT_NE(lacking.find(";kernels_lack=cta_pairs,narrow_swapped"), std::string::npos) << lacking;
+  EXPECT_EQ(k.find("kernels_lack"), std::string::npos) << k;
 }
 
 TEST(TuneCache, FindPutAndPersistAcrossProcesses) {

@@ -25,7 +25,9 @@
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
 // links them from the library baton::mlp_kernels instead, compiled once, one kernel per
-// translation unit.
+// translation unit; the library has the forms the plan never picks itself (CTA pairs, 32-token
+// swapped tiles: MlpKernelForms in baton/ops/mlp.hpp) only when baton is configured with
+// -DBATON_MLP_EXTRA_KERNELS=ON, and the op refuses a request for them otherwise.
 #pragma once
 
 #if !__has_include(<cutlass/cutlass.h>)
@@ -157,6 +159,9 @@ using ConsumerStage = Stage<Grouped, Outputs<>, Inputs<P>>;
 // The default kernel set: instantiated where Mlp<A> is used.
 template <Activation A>
 struct Inline {
+  // Every optional form (MlpKernelForms, baton/ops/mlp.hpp): its kernels are instantiated on use.
+  static constexpr bool has_cta_pairs = true;
+  static constexpr bool has_narrow_swapped = true;
   template <class S>
   static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) {
     return sm90::Gemm<UpConfig<A>, S>::make_launch(s, a);
@@ -241,7 +246,11 @@ struct Inline {
 // What a kernel set of Mlp<A, Kernels> provides: static functions that make the StageLaunch of each
 // GEMM the op may plan (the argument types say which configuration and stage). Inline<A> instantiates
 // them where the op is used; Compiled<A> (baton/ops/mlp_compiled.cuh, target baton::mlp_kernels)
-// links them from the library, one kernel per translation unit.
+// links them from the library, one kernel per translation unit. A set may lack the optional forms
+// (MlpKernelForms: CTA pairs, 32-token swapped tiles) and say so at compile time with
+// `static constexpr bool has_cta_pairs / has_narrow_swapped = false` (kernel_forms_of): it still
+// declares their functions (they may return errc::not_supported), and the op neither plans nor
+// calls them.
 template <class K, Activation A>
 concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBlock>& up_kblock,
                                 const ProducerStage<Row>& up_row, const ConsumerStage<KBlock>& down_kblock,
@@ -293,6 +302,18 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
 });
 static_assert(MlpKernelSet<Inline<Activation::gelu>, Activation::gelu> &&
               MlpKernelSet<Inline<Activation::swiglu>, Activation::swiglu>);
+
+// The optional forms kernel set K has: its has_cta_pairs / has_narrow_swapped, each true where K
+// does not say (a set written before the forms were optional has every kernel).
+template <class K>
+constexpr MlpKernelForms kernel_forms_of() {
+  MlpKernelForms f;
+  if constexpr (requires { bool{K::has_cta_pairs}; }) f.cta_pairs = K::has_cta_pairs;
+  if constexpr (requires { bool{K::has_narrow_swapped}; }) f.narrow_swapped = K::has_narrow_swapped;
+  return f;
+}
+static_assert(kernel_forms_of<Inline<Activation::gelu>>().complete() &&
+              kernel_forms_of<Inline<Activation::swiglu>>().complete());
 }  // namespace mlp_kernels
 
 // Non-owning bf16 device pointers, 16-byte aligned (TMA).
@@ -316,7 +337,8 @@ struct MlpRunOptions {
   // none row-major, none with the other tile widths and split-K parts, each GEMM plain and swapped
   // where a wide token tile covers m, the planned one without its L2 prefetch of W2, at
   // m <= kMlpSwapTileN the 32-token swapped GEMM2 (and GeLU GEMM1), GEMM2 launched the other way,
-  // per-row waits with 1-row, 2-row and planned tile bands and per-k-block waits. After ~50 ms of warm-up passes
+  // per-row waits with 1-row, 2-row and planned tile bands and per-k-block waits; a candidate that
+  // needs a form the kernel set lacks (Mlp::kernel_forms) is skipped. After ~50 ms of warm-up passes
   // (the GPU settles at its sustained clock), tune_iters timed passes each, in 5 interleaved rounds
   // (median round); the planned chain is kept unless another is more than 2% faster. CUDA events,
   // per-event synchronization only.
@@ -343,6 +365,9 @@ class Mlp {
   using bf16 = mlp_kernels::bf16;
   using UpArgs = sm90::GemmArguments<mlp_kernels::UpConfig<Act>>;
   using DownArgs = sm90::GemmArguments<mlp_kernels::DownConfig>;
+  // The optional kernel forms this op can run (MlpKernelForms): create() refuses a request for one it
+  // lacks, naming it, and tuning skips candidates that need one.
+  static constexpr MlpKernelForms kernel_forms = mlp_kernels::kernel_forms_of<Kernels>();
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
@@ -360,7 +385,7 @@ class Mlp {
                                                 to_string(shape.act));
     BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
     if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms);
-    auto plan = plan_mlp(shape, sms, o.plan);
+    auto plan = plan_mlp(shape, sms, o.plan, kernel_forms);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Mlp> m(new Mlp());
     m->plan_ = plan.value();
@@ -405,14 +430,14 @@ class Mlp {
 
   [[nodiscard]] static result<std::unique_ptr<Mlp>> tuned_(const MlpShape& shape, const MlpTensors& t, cudaStream_t stream,
                                                            const MlpRunOptions& o, int sms) {
-    auto base = plan_mlp(shape, sms, o.plan);
+    auto base = plan_mlp(shape, sms, o.plan, kernel_forms);
     if (!base.ok()) return base.error();
     // The tuning cache: a plan found before for this shape, these options and this GPU.
     std::string key;
     if (o.tune_cache) {
       auto device = detail::current_tune_device_key(sms);
       if (!device.ok()) return device.error().with_context("baton::ops::mlp tuning");
-      key = mlp_tune_key(shape, o.plan, device.value());
+      key = mlp_tune_key(shape, o.plan, device.value(), kernel_forms);
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
       if (auto hit = TuneCache::global().find(key)) {
         auto cached = mlp_options_from_string(*hit);
@@ -547,8 +572,14 @@ class Mlp {
     // an idle GPU would be ranked at different clocks than the workload runs at.
     std::vector<std::unique_ptr<Mlp>> ms;
     std::vector<MlpOptions> built;  // the options each candidate was created with (for the cache)
+    std::vector<MlpOptions> lacking;  // skipped: they need a kernel form this set lacks
     for (const MlpOptions& c : cands) {
       if (std::find(built.begin(), built.end(), c) != built.end()) continue;
+      if (std::find(lacking.begin(), lacking.end(), c) != lacking.end()) continue;
+      if (mlp_needs_missing_kernels(shape, sms, c, kernel_forms)) {
+        lacking.push_back(c);
+        continue;
+      }
       MlpRunOptions co = o;
       co.tune = false;
       co.log = false;
@@ -596,7 +627,11 @@ class Mlp {
     }
     best->plan_.reason = "tuned on this GPU (" + std::to_string(warm) + " warm-up passes, then the median of " +
                          std::to_string(kRounds) + " interleaved rounds of " + std::to_string(per_round) +
-                         " passes each; the plan unless another is > 2% faster): " + tried;
+                         " passes each; the plan unless another is > 2% faster): " + tried +
+                         (!lacking.empty() ? "; not tried: " + std::to_string(lacking.size()) +
+                                                 " candidates with CTA pairs or 32-token swapped tiles, which this kernel "
+                                                 "set lacks (-DBATON_MLP_EXTRA_KERNELS=ON adds them to baton::mlp_kernels)"
+                                           : std::string());
     if (o.log) std::printf("%s\n", best->plan_.log_line().c_str());
     return result<std::unique_ptr<Mlp>>(std::move(best));
   }
@@ -656,10 +691,14 @@ class Mlp {
     if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
     if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
     if (swapped) {
-      if constexpr (Act == Activation::gelu)
+      // The 32-token kernel is referenced only where the kernel set has it (plan_mlp refuses it first).
+      if constexpr (Act == Activation::gelu && kernel_forms.narrow_swapped) {
         if (f.tile == kMlpSwapTileN)
           return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
                          [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
+      } else if constexpr (Act == Activation::gelu) {
+        if (f.tile == kMlpSwapTileN) return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm1 swapped in 32-token tiles"));
+      }
       return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
                                                        std::to_string(f.tile) + "-token tiles for " +
                                                        to_string(Act) + " (kernels: 160, 192, and 32 with GeLU)"));
@@ -668,9 +707,13 @@ class Mlp {
       case kMlpTileN:
         return form(std::type_identity<UpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up(st, a); });
       case kMlpNarrowTileN:
-        if (f.cta_pairs)
-          return form(std::type_identity<PairUpConfig<Act>>{},
-                      [](const auto& st, const auto& a, bool) { return Kernels::up_pair(st, a); });
+        if (f.cta_pairs) {
+          if constexpr (kernel_forms.cta_pairs)
+            return form(std::type_identity<PairUpConfig<Act>>{},
+                        [](const auto& st, const auto& a, bool) { return Kernels::up_pair(st, a); });
+          else
+            return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm1 as CTA pairs"));
+        }
         return form(std::type_identity<NarrowUpConfig<Act>>{},
                     [](const auto& st, const auto& a, bool) { return Kernels::up_narrow(st, a); });
       case kMlpMidTileN:
@@ -710,21 +753,29 @@ class Mlp {
     if (swapped && f.tile != kMlpSwapTileN)
       return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM2 kernel of " +
                                                        std::to_string(f.tile) + "-token tiles (kernels: 32, 160, 192)"));
-    if (swapped)
-      return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, f.split_k, {},
-                     [](const auto& st, const auto& a, bool after_grid) {
-                       return after_grid ? Kernels::down_swapped_after_grid(st, a) : Kernels::down_swapped(st, a);
-                     });
+    if (swapped) {
+      if constexpr (kernel_forms.narrow_swapped)
+        return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, f.split_k, {},
+                       [](const auto& st, const auto& a, bool after_grid) {
+                         return after_grid ? Kernels::down_swapped_after_grid(st, a) : Kernels::down_swapped(st, a);
+                       });
+      else
+        return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm2 swapped in 32-token tiles"));
+    }
     switch (f.tile) {
       case kMlpTileN:
         return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
           return after_grid ? Kernels::down_after_grid(st, a) : Kernels::down(st, a);
         });
       case kMlpNarrowTileN:
-        if (f.cta_pairs)
-          return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-            return after_grid ? Kernels::down_pair_after_grid(st, a) : Kernels::down_pair(st, a);
-          });
+        if (f.cta_pairs) {
+          if constexpr (kernel_forms.cta_pairs)
+            return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
+              return after_grid ? Kernels::down_pair_after_grid(st, a) : Kernels::down_pair(st, a);
+            });
+          else
+            return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm2 as CTA pairs"));
+        }
         return form(std::type_identity<NarrowDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
           return after_grid ? Kernels::down_narrow_after_grid(st, a) : Kernels::down_narrow(st, a);
         });

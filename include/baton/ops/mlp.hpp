@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/ops/mlp_cost.hpp"
@@ -144,6 +145,30 @@ inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN}
 // past it: several token tiles).
 inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
   return m <= kMlpSwapTileN && has_narrow ? kMlpSwapTileN : m <= kMlpSwapMidTileN ? kMlpSwapMidTileN : kMlpSwapWideTileN;
+}
+
+// The optional forms of the op's kernels: a kernel set (baton/ops/mlp.cuh, MlpKernelSet) may lack
+// them, since plan_mlp never picks either on its own (they run only when asked for, or as tuning
+// candidates):
+//   cta_pairs       the 128x96 CTA-pair GEMMs (GemmFormRequest::cta_pairs; measured level with the
+//                   unpaired GEMMs, docs/mlp.md)
+//   narrow_swapped  the 32-token swapped GEMMs (GemmOperands::swapped at m <= 32: GEMM2, and GEMM1
+//                   with GeLU; measured slower than the plain GEMMs at every decode M)
+// The header-only kernels (mlp_kernels::Inline) have both; the library baton::mlp_kernels
+// (mlp_kernels::Compiled) only when baton is configured with -DBATON_MLP_EXTRA_KERNELS=ON.
+struct MlpKernelForms {
+  bool cta_pairs = true;
+  bool narrow_swapped = true;
+  constexpr bool complete() const { return cta_pairs && narrow_swapped; }
+  friend bool operator==(const MlpKernelForms&, const MlpKernelForms&) = default;
+};
+// The refusal of a form the kernel set lacks (errc::not_supported): `what` names the form and who
+// asked for it; the message says how to get the kernels.
+inline status mlp_missing_kernels(const std::string& what) {
+  return status(errc::not_supported,
+                what + ", which this kernel set lacks: baton::mlp_kernels leaves out the CTA-pair and 32-token "
+                       "swapped kernels, which the plan never picks on its own; to get them, configure baton with "
+                       "-DBATON_MLP_EXTRA_KERNELS=ON (or use the header-only baton::ops::Mlp, which has every kernel)");
 }
 
 static_assert(kMlpCostTileM == kMlpTileM && kMlpCostTileK == kMlpTileK,
@@ -306,10 +331,17 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
 }
 
 // The tuning cache's key of an Mlp: the shape, the options the caller asked for (what tuning starts
-// from) and the device (tune_device_key in tuner.hpp).
-inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, const std::string& device) {
+// from), the device (tune_device_key in tuner.hpp) and, for a kernel set without every optional form,
+// the forms it lacks (its tuning tried fewer candidates, so its result is not another set's; a
+// complete set's key has no such field).
+inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, const std::string& device,
+                                const MlpKernelForms& have = {}) {
+  std::string lacks;
+  if (!have.cta_pairs) lacks += "cta_pairs";
+  if (!have.narrow_swapped) lacks += std::string(lacks.empty() ? "" : ",") + "narrow_swapped";
   return "mlp;m=" + std::to_string(s.m) + ";h=" + std::to_string(s.hidden) + ";f=" + std::to_string(s.ffn) +
-         ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device;
+         ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device +
+         (lacks.empty() ? std::string() : ";kernels_lack=" + lacks);
 }
 
 // Which tuning candidate the MLP op keeps (MlpRunOptions::tune): tuning_choice (tuner.hpp), the rule
@@ -335,7 +367,11 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 
 // Validates the shape and the request and decides policy and each GEMM's form (operands, tile,
 // split-K, CTA pairs), the tile order and GEMM2's launch. Errors name the offending extent or field.
-[[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {}) {
+// `have`: the optional kernel forms of the kernel set that will run the plan (MlpKernelForms); a
+// request that needs one it lacks is refused (errc::not_supported, mlp_missing_kernels), and the
+// plan never uses one.
+[[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {},
+                                              const MlpKernelForms& have = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
                            " ffn=" + std::to_string(s.ffn);
   if (s.m < 1 || s.hidden < 1 || s.ffn < 1)
@@ -391,6 +427,9 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
     }
     if (swapped && r.cta_pairs.value_or(false))
       return status(errc::not_supported, g + "CTA pairs are for the plain form (they multicast the activations)");
+    // Refused whatever width the plan would give the GEMM: the request is for a form the set lacks.
+    if (r.cta_pairs.value_or(false) && !have.cta_pairs)
+      return mlp_missing_kernels(g + "asks for CTA pairs (GemmFormRequest::cta_pairs)");
     return {};
   };
   BATON_TRY(check(opt.gemm1, 1, k1));
@@ -446,6 +485,13 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   const detail::MlpGemmPick g2 = pick(opt.gemm2, s.hidden, s.ffn, k2, false);
   p.form1 = g1.form;
   p.form2 = g2.form;
+  // A swapped GEMM takes 32-token tiles when asked for them or, with the tile left open, at m <= 32
+  // (mlp_swap_tile); the cost model only weighs the wide token tiles.
+  for (const auto& [f, which] : {std::pair{p.form1, 1}, std::pair{p.form2, 2}})
+    if (f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN && !have.narrow_swapped)
+      return mlp_missing_kernels("baton::ops::mlp " + dims + ": gemm" + std::to_string(which) +
+                                 " swapped in 32-token tiles (GemmOperands::swapped at m <= 32, or tile 32; a "
+                                 "160-token tile, GemmFormRequest::tile = 160, runs without them)");
   p.gemm1 = detail::mlp_gemm_grid(p.form1, s.m, n1);
   p.gemm2 = detail::mlp_gemm_grid(p.form2, s.m, s.hidden);
   p.group_m = group;  // Grouped{bands of row tiles}, whichever form the GEMMs take
@@ -468,6 +514,14 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
     p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
                                       p.launch == Gemm2Launch::pdl, sms);
   return p;
+}
+
+// Whether options `o` need a kernel form that `have` lacks: planned with every form they succeed,
+// with `have` they are refused. Tuning skips such candidates rather than failing on them.
+[[nodiscard]] inline bool mlp_needs_missing_kernels(const MlpShape& s, int sms, const MlpOptions& o,
+                                                    const MlpKernelForms& have) {
+  if (have.complete()) return false;
+  return plan_mlp(s, sms, o).ok() && !plan_mlp(s, sms, o, have).ok();
 }
 
 }  // namespace baton::ops

@@ -17,7 +17,11 @@
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
 //   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
-//   * shape and argument errors reported by create() / can_implement before anything runs.
+//   * shape and argument errors reported by create() / can_implement before anything runs;
+//   * the kernel forms baton::mlp_kernels has only with -DBATON_MLP_EXTRA_KERNELS=ON (CTA pairs,
+//     32-token swapped tiles): without them the cases that ask for them are skipped (after checking
+//     that create() refuses them, naming the option), tuning runs without them, and a request for
+//     them is refused by name (OpsMlpErrors.KernelFormsTheLibraryLacksAreRefusedNamingTheOption).
 // Each case runs the op 5 times, Z NaN-poisoned before every run, and compares Z with an fp64 CPU
 // reference of bf16(act(X W1^T)) W2^T: relative (Frobenius) error < 1e-2 and every element within
 // 2e-2 * max|Zref| (a stale or unwritten tile of Y shows as NaN or as a large error).
@@ -135,6 +139,19 @@ struct Case {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
 
+// The optional kernel forms (ops::MlpKernelForms) a case asks for that `have` lacks, in words (empty:
+// none): CTA pairs (pairs = 1), or a swapped GEMM in 32-token tiles (asked for with the tile left open
+// at m <= 32, or tile 32; GEMM1 only with GeLU). Tuning cases never need them: tuning skips
+// candidates the kernel set lacks.
+std::string lacking_kernels(const Case& c, const ops::MlpKernelForms& have) {
+  std::string what;
+  if (c.pairs == 1 && !have.cta_pairs) what = "CTA pairs";
+  const auto narrow = [&](int swap, int tile) { return swap == 1 && (tile == 32 || (tile == 0 && c.m <= 32)); };
+  if (!have.narrow_swapped && (narrow(c.swap2, c.tile_n2) || (c.act == Activation::gelu && narrow(c.swap1, c.tile_n1))))
+    what += std::string(what.empty() ? "" : " and ") + "32-token swapped tiles";
+  return what;
+}
+
 class OpsMlp : public bt::DeviceTest, public ::testing::WithParamInterface<Case> {
  protected:
   template <Activation A>
@@ -187,6 +204,15 @@ void OpsMlp::run_case(const Case& c) {
   o.tune_cta_pairs = c.tune_pairs;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
+  if (const std::string lacks = lacking_kernels(c, TestMlp<A>::kernel_forms); !lacks.empty()) {
+    ASSERT_FALSE(op.ok()) << c.name << ": created without the kernels for " << lacks;
+    EXPECT_EQ(op.error().code(), errc::not_supported) << op.error().to_string();
+    EXPECT_NE(op.error().message().find("-DBATON_MLP_EXTRA_KERNELS=ON"), std::string::npos) << op.error().to_string();
+    GTEST_SKIP() << c.name << " needs " << lacks
+                 << ", which baton::mlp_kernels lacks (configure baton with -DBATON_MLP_EXTRA_KERNELS=ON); create() "
+                    "refused it: "
+                 << op.error().to_string();
+  }
   ASSERT_TRUE(op.ok()) << op.error().to_string();
   const ops::MlpPlan& plan = op.value()->plan();
   if (c.policy != MlpPolicy::automatic) EXPECT_EQ(plan.policy, c.policy);
@@ -470,6 +496,98 @@ TEST_F(OpsMlpErrors, ShapesAndArgumentsRejectedBeforeAnyLaunch) {
   ASSERT_FALSE(r7.ok());
   EXPECT_EQ(r7.error().code(), errc::not_supported);
   EXPECT_NE(msg(r7).find("gemm2 swapped needs policy none"), std::string::npos) << msg(r7);
+}
+
+// Without -DBATON_MLP_EXTRA_KERNELS=ON, baton::mlp_kernels lacks the CTA-pair and 32-token swapped
+// kernels: create() refuses a request for them (errc::not_supported, naming the form and the option)
+// before anything is allocated, the library's functions for them return the same instead of
+// launching, the forms that remain (160-token swapped tiles, unpaired 128x96) still build, and
+// tuning skips the candidates that need them (saying so in its reason) instead of failing.
+TEST_F(OpsMlpErrors, KernelFormsTheLibraryLacksAreRefusedNamingTheOption) {
+  constexpr ops::MlpKernelForms have = TestMlp<G>::kernel_forms;
+  static_assert(TestMlp<S>::kernel_forms == have, "one library, one set of forms for both activations");
+  if (have.complete())
+    GTEST_SKIP() << "baton::mlp_kernels has the CTA-pair and 32-token swapped kernels (BATON_MLP_EXTRA_KERNELS=ON): "
+                    "nothing to refuse; the OpsMlp cases run them";
+  constexpr int h = 264, f = 344, m_max = 128;
+  auto buf = bt::dev_alloc<bf16>(size_t(1) << 20);
+  ASSERT_TRUE(buf);
+  bf16* p = buf.get();
+  // Separate regions (x, w1 for SwiGLU, w2, y, z) in one buffer, zeroed: the tuned ops run.
+  BT_CUDA(cudaMemsetAsync(p, 0, (size_t(1) << 20) * sizeof(bf16), stream));
+  const ops::MlpTensors t{p, p + (1 << 16), p + (1 << 18), p + (3 << 17), p + (7 << 17)};
+  static_assert(size_t(m_max) * h <= (1 << 16) && 2 * f * h <= (1 << 17) + (1 << 16) && size_t(h) * f <= (1 << 17) &&
+                size_t(m_max) * f <= (1 << 17) && size_t(m_max) * h <= (1 << 17));
+  auto refused = [&](const auto& r, const char* what) {
+    ASSERT_FALSE(r.ok()) << what << ": created";
+    EXPECT_EQ(r.error().code(), errc::not_supported) << r.error().to_string();
+    EXPECT_NE(r.error().message().find(what), std::string::npos) << r.error().to_string();
+    EXPECT_NE(r.error().message().find("configure baton with -DBATON_MLP_EXTRA_KERNELS=ON"), std::string::npos)
+        << r.error().to_string();
+  };
+  auto none = [] {
+    ops::MlpRunOptions o;
+    o.plan.policy = MlpPolicy::none;
+    return o;
+  };
+  if (!have.cta_pairs) {
+    ops::MlpRunOptions o = none();
+    o.plan.gemm1.tile = 96;
+    o.plan.gemm1.cta_pairs = true;
+    refused(TestMlp<G>::create({m_max, h, f, G}, t, stream, o), "gemm1 asks for CTA pairs");
+    o = none();
+    o.plan.gemm2.cta_pairs = true;  // whatever width the plan would give it
+    refused(TestMlp<S>::create({m_max, h, f, S}, t, stream, o), "gemm2 asks for CTA pairs");
+    auto direct = ops::mlp_kernels::Compiled<G>::up_pair(ops::mlp_kernels::PlainStage{}, {});
+    refused(direct, "up_pair");
+    // The unpaired 128x96 GEMMs are there.
+    o = none();
+    o.plan.gemm1.tile = o.plan.gemm2.tile = 96;
+    auto narrow = TestMlp<G>::create({m_max, h, f, G}, t, stream, o);
+    EXPECT_TRUE(narrow.ok()) << narrow.error().to_string();
+  }
+  if (!have.narrow_swapped) {
+    ops::MlpRunOptions o = none();
+    o.plan.gemm2.operands = ops::GemmOperands::swapped;  // tile left open: 32 tokens at m <= 32
+    refused(TestMlp<S>::create({4, h, f, S}, t, stream, o), "gemm2 swapped in 32-token tiles");
+    o = none();
+    o.plan.gemm1.operands = ops::GemmOperands::swapped;
+    refused(TestMlp<G>::create({17, h, f, G}, t, stream, o), "gemm1 swapped in 32-token tiles");
+    o = none();
+    o.plan.gemm2.operands = ops::GemmOperands::swapped;
+    o.plan.gemm2.tile = 32;  // asked for by width, past 32 tokens
+    refused(TestMlp<G>::create({100, h, f, G}, t, stream, o), "gemm2 swapped in 32-token tiles");
+    auto direct = ops::mlp_kernels::Compiled<G>::down_swapped_after_grid(ops::mlp_kernels::PlainStage{}, {});
+    refused(direct, "down_swapped_after_grid");
+    // The 160-token tile at decode, and SwiGLU's swapped GEMM1 (160 tokens at any m), are there.
+    o.plan.gemm2.tile = 160;
+    auto wide = TestMlp<G>::create({4, h, f, G}, t, stream, o);
+    EXPECT_TRUE(wide.ok()) << wide.error().to_string();
+    o = none();
+    o.plan.gemm1.operands = ops::GemmOperands::swapped;
+    auto swiglu = TestMlp<S>::create({4, h, f, S}, t, stream, o);
+    EXPECT_TRUE(swiglu.ok()) << swiglu.error().to_string();
+  }
+  // Tuning where it would try them (CTA pairs from m = 128 with tune_cta_pairs; the 32-token swapped
+  // GEMMs at m <= 32): it keeps a plan of the kernels there are and says what it left out.
+  for (int m : {8, m_max}) {
+    ops::MlpRunOptions o;
+    o.tune = true;
+    o.tune_iters = 3;
+    o.tune_cache = false;
+    o.tune_cta_pairs = true;
+    auto r = TestMlp<G>::create({m, h, f, G}, t, stream, o);
+    ASSERT_TRUE(r.ok()) << "m=" << m << ": " << r.error().to_string();
+    const ops::MlpPlan& pl = r.value()->plan();
+    for (const ops::GemmForm& fm : {pl.form1, pl.form2}) {
+      EXPECT_FALSE(fm.cta_pairs && !have.cta_pairs) << pl.log_line();
+      EXPECT_FALSE(fm.operands == ops::GemmOperands::swapped && fm.tile == 32 && !have.narrow_swapped) << pl.log_line();
+    }
+    if (m <= 32 ? !have.narrow_swapped : !have.cta_pairs)
+      EXPECT_NE(pl.reason.find("not tried"), std::string::npos) << pl.log_line();
+    BT_ASSERT_OK(r.value()->enqueue(stream));
+    BT_ASSERT_OK(r.value()->check_errors(stream));
+  }
 }
 
 // GemmArguments::next_weights is checked with the GEMM's other arguments, and its size is what the
