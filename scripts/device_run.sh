@@ -3,7 +3,7 @@
 # timelines to $DEST (default bench/results/h200/latest). Binaries come from .device/bin
 # (scripts/build_device.sh).
 #   BATON_SANITIZE=0 skips the compute-sanitizer passes; BATON_*_TIMEOUT bound each step.
-#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm conv examples sync syncov mlp zoo pairs gen convbench async sanitize);
+#   BATON_ONLY="gemm mlp" runs only the named steps (tests gemm conv attention examples sync syncov mlp zoo pairs gen convbench attentionbench async sanitize);
 #   BATON_EXTRA="l2sweep msweep ncu" adds opt-in experiments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +55,11 @@ fi
 if want conv && [ -x "$BIN/baton_conv_tests" ]; then
   step "conv-chain op tests (baton::ops::Conv2dChain)"
   timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_conv_tests" --gtest_output="json:$DEST/conv-tests.json" 2>&1 | tee -a "$log" || fail=1
+fi
+
+if want attention && [ -x "$BIN/baton_attention_tests" ]; then
+  step "attention op tests (baton::ops::Attention)"
+  timeout "${BATON_GEMM_TIMEOUT:-300}" "$BIN/baton_attention_tests" --gtest_output="json:$DEST/attention-tests.json" 2>&1 | tee -a "$log" || fail=1
 fi
 
 if want examples; then
@@ -215,6 +220,29 @@ if want convbench && [ -x "$BIN/baton_bench_conv" ]; then
   fi
 fi
 
+# The attention chain (issue 19): baton_bench_attention's variants, the PyTorch SDPA baselines
+# (flash and cuDNN) in the same step, merged into attention-<workload>.csv with issue 19's targets.
+if want attentionbench && [ -x "$BIN/baton_bench_attention" ]; then
+  for w in gpt3 llama; do
+    step "attention bench: $w"
+    tl=""
+    [ "$w" = gpt3 ] && tl="--timeline $DEST/timeline-attention-gpt3.json --timeline-shape 1x2048"
+    timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_attention" --workload "$w" --out-dir "$DEST" $tl 2>&1 | tee -a "$log" || fail=1
+    if python3 -c "import torch" 2>/dev/null; then
+      timeout "${BATON_BENCH_TIMEOUT:-300}" python3 "$BIN/sdpa_baseline.py" --workload "$w" --out "$DEST/sdpa-$w.csv" \
+        --commit "$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)" 2>&1 | tee -a "$log" || fail=1
+    fi
+    [ -f "$DEST/attention-$w.csv" ] && \
+      python3 "$BIN/attention_merge.py" --bench "$DEST/attention-$w.csv" --sdpa "$DEST/sdpa-$w.csv" --out "$DEST/attention-$w.csv" 2>&1 | tee -a "$log"
+  done
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    python3 "$BIN/plot_attention.py" "$DEST"/attention-gpt3.csv "$DEST"/attention-llama.csv --out-dir "$DEST" 2>&1 | tee -a "$log"
+    [ -f "$DEST/timeline-attention-gpt3.json" ] && \
+      python3 "$BIN/plot_timeline.py" "$DEST/timeline-attention-gpt3.json" "$DEST/timeline-attention-gpt3.png" \
+        "baton per-tile timeline: GPT-3 TP8 attention prefill, batch 1 x 2048, auto plan (H200)" 2>&1 | tee -a "$log"
+  fi
+fi
+
 if want async; then
 step "async benchmark"
 timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$DEST" 2>&1 | tee -a "$log" || fail=1
@@ -252,6 +280,13 @@ if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitiz
         "$BIN/baton_conv_tests" --gtest_filter='*SplitK*:*Stress*:*NoneInTwoLaunches*:*Bad*' >> "$slog" 2>&1
       rc=$?
       echo "compute-sanitizer $tool (baton_conv_tests, split-K, the delay stress, both none launches, errors): exit $rc" | tee -a "$slog"
+      [ $rc -ne 0 ] && fail=1
+    fi
+    if [ -x "$BIN/baton_attention_tests" ]; then
+      BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BIN/baton_attention_tests" --gtest_filter='*Stress*:*Bad*' >> "$slog" 2>&1
+      rc=$?
+      echo "compute-sanitizer $tool (baton_attention_tests, the delay stress, errors): exit $rc" | tee -a "$slog"
       [ $rc -ne 0 ] && fail=1
     fi
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$slog" | tail -2
