@@ -137,23 +137,6 @@ status launch_transform(const void* in, void* out, size_t bytes, stream_ref s, i
   return cuda_check(cudaGetLastError(), "transform launch");
 }
 
-bench::Row make_row(const std::string& wl, const std::string& shape, const std::string& variant,
-                    const std::vector<double>& us, double floor_us, bool baseline, bool correct) {
-  auto st = bench::stats(us);
-  bench::Row r;
-  r.workload = wl;
-  r.shape = shape;
-  r.variant = variant;
-  r.median_us = st.median;
-  r.min_us = st.min;
-  r.max_us = st.max;
-  r.reps = int(us.size());
-  r.floor_us = floor_us;
-  r.baseline = baseline;
-  r.correct = correct;
-  return r;
-}
-
 bool check(const float* src, const float* dst, size_t n, int iters) {
   for (size_t i = 0; i < n; i += 997)  // sampled: every 997th element, all chunks covered
     if (!(std::fabs(dst[i] - transform_ref(src[i], iters)) <= 1e-5f * (1.f + std::fabs(dst[i])))) return false;
@@ -268,13 +251,13 @@ int main(int argc, char** argv) {
   {
     std::string sh = "bytes_mib=" + std::to_string(bytes >> 20);
     auto gbps = [&](double us, double b) { return bench::fmt(b / us / 1e3); };
-    auto r1 = make_row("copy", sh + ";dir=h2d", "pinned-h2d", h2d, copy_floor, false, true);
+    auto r1 = bench::timed_row("copy", sh + ";dir=h2d", "pinned-h2d", h2d, copy_floor, false, true);
     r1.extra = {{"gb_per_s", gbps(r1.median_us, double(bytes))}};
-    auto r2 = make_row("copy", sh + ";dir=d2h", "pinned-d2h", d2h, copy_floor, false, true);
+    auto r2 = bench::timed_row("copy", sh + ";dir=d2h", "pinned-d2h", d2h, copy_floor, false, true);
     r2.extra = {{"gb_per_s", gbps(r2.median_us, double(bytes))}};
-    auto r3 = make_row("copy", sh + ";dir=both", "pinned-bidirectional", both, copy_floor, false, true);
+    auto r3 = bench::timed_row("copy", sh + ";dir=both", "pinned-bidirectional", both, copy_floor, false, true);
     r3.extra = {{"gb_per_s", gbps(r3.median_us, double(bytes)) + " each way"}};
-    auto r4 = make_row("copy", sh + ";dir=h2d", "pageable-sync", pageable, copy_floor, true, true);
+    auto r4 = bench::timed_row("copy", sh + ";dir=h2d", "pageable-sync", pageable, copy_floor, true, true);
     r4.extra = {{"gb_per_s", gbps(r4.median_us, double(bytes))}};
     rows.insert(rows.end(), {r1, r2, r3, r4});
   }
@@ -341,7 +324,7 @@ int main(int argc, char** argv) {
     }, reps);
   };
   auto await_row = [&](const std::string& wl, const std::vector<double>& us, std::vector<double> cpu, const float* dst) {
-    bench::Row r = make_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
+    bench::Row r = bench::timed_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
     cpu.erase(cpu.begin());  // the untimed first call
     const double c = bench::stats(cpu).median;
     char b[64];
@@ -354,14 +337,14 @@ int main(int argc, char** argv) {
   {
     std::memset(hdst, 0xFF, bytes);
     auto us = time_wall([&] { sync_pipeline(hsrc, hdst); }, a.reps);
-    rows.push_back(make_row("pipeline", shape, "sync", us, pipe_floor, true, verify(hdst)));
+    rows.push_back(bench::timed_row("pipeline", shape, "sync", us, pipe_floor, true, verify(hdst)));
     std::memset(hdst, 0xFF, bytes);
     us = time_wall([&] { three_stream(hsrc, hdst); }, a.reps);
-    rows.push_back(make_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
+    rows.push_back(bench::timed_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
     for (int K : {2, 3}) {
       std::memset(hdst, 0xFF, bytes);
       us = pipe_variant(K, hsrc, hdst, a.reps);
-      rows.push_back(make_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
+      rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
     }
     {
       std::memset(hdst, 0xFF, bytes);
@@ -379,14 +362,14 @@ int main(int argc, char** argv) {
         TRY(g.value().launch(s1.ref()));
         TRY(s1.ref().synchronize());
       }, a.reps);
-      rows.push_back(make_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
+      rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
     }
     // What the PCIe link allows any schedule of these copies (computed from this run's copy rows,
     // not timed): chunk 0's H2D precedes every D2H and the last chunk's D2H follows every H2D, so
     // one chunk each way runs alone at the one-direction rate; at best the other N-1 run both ways
     // at once, at the measured bidirectional rate (the `copy dir=both` row).
     const double link_bound = (h2d_us + d2h_us) / a.chunks + bench::stats(both).median * (a.chunks - 1) / a.chunks;
-    bench::Row lb = make_row("pipeline", shape, "link-bound (computed)", {link_bound}, pipe_floor, false, true);
+    bench::Row lb = bench::timed_row("pipeline", shape, "link-bound (computed)", {link_bound}, pipe_floor, false, true);
     lb.reps = 0;
     rows.push_back(lb);
     std::printf("pipeline: the link's bound for %d chunks is %.0f us = %.3fx the floor\n", a.chunks, link_bound,
@@ -398,10 +381,10 @@ int main(int argc, char** argv) {
     const int preps = std::max(5, a.reps / 3);
     std::memset(pdst.data(), 0xFF, bytes);
     auto us = time_wall([&] { sync_pipeline(psrc.data(), pdst.data()); }, preps);
-    rows.push_back(make_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
+    rows.push_back(bench::timed_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
     std::memset(pdst.data(), 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), pdst.data(), preps);
-    rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+    rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
     {
       std::memset(pdst.data(), 0xFF, bytes);
       std::vector<double> cpu;
@@ -413,17 +396,17 @@ int main(int argc, char** argv) {
       auto p = pipeline::create(pipeline_options{C, 3, t});
       TRY(p.error());
       us = time_wall([&] { TRY(p.value().run(psrc.data(), pdst.data(), bytes, f)); }, preps);
-      rows.push_back(make_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
+      rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
                               false, verify(pdst.data())));
     }
     // A pageable source into a pinned destination (the issue's "pageable source"): only the input
     // is staged; the synchronous baseline gets the same buffers.
     std::memset(hdst, 0xFF, bytes);
     us = time_wall([&] { sync_pipeline(psrc.data(), hdst); }, preps);
-    rows.push_back(make_row("pipeline-pageable-src", shape, "sync-pageable-src", us, pipe_floor, true, verify(hdst)));
+    rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "sync-pageable-src", us, pipe_floor, true, verify(hdst)));
     std::memset(hdst, 0xFF, bytes);
     us = pipe_variant(3, psrc.data(), hdst, preps);
-    rows.push_back(make_row("pipeline-pageable-src", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(hdst)));
+    rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(hdst)));
   }
 
   // ---- host copies: what staging costs ----
@@ -435,7 +418,7 @@ int main(int argc, char** argv) {
     auto us = time_wall([&] {
       for (int c = 0; c < a.chunks; ++c) team.copy((char*)hsrc + size_t(c) * C, (const char*)psrc.data() + size_t(c) * C, C);
     }, std::max(3, a.reps / 5));
-    bench::Row r = make_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
+    bench::Row r = bench::timed_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
                             "CopyTeam pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
     r.extra = {{"gb_per_s", bench::fmt(double(bytes) / r.median_us / 1e3)}};
     rows.push_back(r);
@@ -586,7 +569,7 @@ int main(int argc, char** argv) {
       const std::string sh = "stat=" + std::string(stat) + ";kernel_us=50";
       auto add = [&](const char* variant, const std::vector<double>& v, bool baseline) {
         auto st = bench::stats(v);
-        bench::Row r = make_row("await-latency", sh, variant, v, 0.0, baseline, true);
+        bench::Row r = bench::timed_row("await-latency", sh, variant, v, 0.0, baseline, true);
         r.median_us = pct(v, q);
         r.min_us = st.min;
         r.max_us = st.max;
@@ -638,7 +621,7 @@ int main(int argc, char** argv) {
         for (auto& x : res) TRY(x);
         us.push_back(t / double(tasks * per));
       }
-      bench::Row row = make_row("inflight", "tasks=" + std::to_string(tasks) + ";streams=16;awaits_per_task=20",
+      bench::Row row = bench::timed_row("inflight", "tasks=" + std::to_string(tasks) + ";streams=16;awaits_per_task=20",
                                 "baton-await-poll", us, 0.0, false, true);
       const double rate = 1e6 / row.median_us;
       if (tasks == 10) rate10 = rate;
@@ -655,7 +638,7 @@ int main(int argc, char** argv) {
     double c0 = cpu_seconds(), t0 = now_us();
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     double cpu = cpu_seconds() - c0, wall = (now_us() - t0) / 1e6;
-    bench::Row row = make_row("reactor-idle", "seconds=1", "baton-reactor", {wall * 1e6}, 0.0, false, true);
+    bench::Row row = bench::timed_row("reactor-idle", "seconds=1", "baton-reactor", {wall * 1e6}, 0.0, false, true);
     row.extra = {{"cpu_percent", bench::fmt(100.0 * cpu / wall)}};
     rows.push_back(row);
   }

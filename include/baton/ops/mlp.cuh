@@ -589,23 +589,13 @@ class Mlp {
       ms.push_back(std::move(m.value()));
       built.push_back(c);
     }
-    // Warm-up: ~50 ms of the planned chain (at least 3 passes, at most 2000).
-    auto one = detail::mean_pass_us(*ms[0], stream, 1, 3);
-    if (!one.ok()) return one.error().with_context("tuning warm-up");
-    const int warm = int(std::min(2000.0, std::max(3.0, 50'000.0 / std::max(one.value(), 1.0))));
-    auto warmed = detail::mean_pass_us(*ms[0], stream, warm, 0);
-    if (!warmed.ok()) return warmed.error().with_context("tuning warm-up");
-    constexpr int kRounds = 5;
-    const int per_round = std::max(1, (o.tune_iters + kRounds - 1) / kRounds);
-    std::vector<std::vector<double>> rounds(ms.size());
-    for (int r = 0; r < kRounds; ++r)
-      for (size_t i = 0; i < ms.size(); ++i) {
-        auto us = detail::mean_pass_us(*ms[i], stream, per_round, 1);
-        if (!us.ok()) return us.error().with_context("tuning candidate " + std::string(to_string(ms[i]->plan_.policy)));
-        rounds[i].push_back(us.value());
-      }
-    std::vector<double> med;
-    const size_t best_i = mlp_tuning_choice(rounds, med);
+    // ~50 ms of warm-up passes of the planned chain, then interleaved rounds (detail::time_candidates).
+    auto timed = detail::time_candidates(
+        ms, stream, o.tune_iters, [&](size_t i) { return std::string(to_string(ms[i]->plan_.policy)); }, 50'000.0);
+    if (!timed.ok()) return timed.error();
+    const std::vector<double>& med = timed.value().medians;
+    const size_t best_i = timed.value().best;
+    const int warm = timed.value().warm, rounds = timed.value().rounds, per_round = timed.value().per_round;
     std::string tried;
     for (size_t i = 0; i < ms.size(); ++i) {
       char buf[192];
@@ -626,7 +616,7 @@ class Mlp {
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().save(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
     }
     best->plan_.reason = "tuned on this GPU (" + std::to_string(warm) + " warm-up passes, then the median of " +
-                         std::to_string(kRounds) + " interleaved rounds of " + std::to_string(per_round) +
+                         std::to_string(rounds) + " interleaved rounds of " + std::to_string(per_round) +
                          " passes each; the plan unless another is > 2% faster): " + tried +
                          (!lacking.empty() ? "; not tried: " + std::to_string(lacking.size()) +
                                                  " candidates with CTA pairs or 32-token swapped tiles, which this kernel "

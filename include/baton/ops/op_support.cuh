@@ -75,22 +75,23 @@ template <class Op>
 struct TunedChoice {
   size_t best = 0;
   std::vector<double> medians;  // us per pass, per candidate
-  int rounds = 0, per_round = 0;
+  int warm = 0, rounds = 0, per_round = 0;
 };
 
 // Times the candidate ops (op.enqueue / op.check_errors) on `stream` the way every op's tuning does:
-// ~30 ms of warm-up passes of the first, then 5 interleaved rounds of tune_iters / 5 passes each,
+// warm_us of warm-up passes of the first (at least 3, at most 2000), then 5 interleaved rounds of
+// tune_iters / 5 passes each,
 // the median round per candidate; the first candidate (the plan) is kept unless another is > 2%
 // faster (tuning_choice). `name(i)` names candidate i in errors.
 template <class Op, class Name>
 [[nodiscard]] result<TunedChoice> time_candidates(std::vector<std::unique_ptr<Op>>& ops, cudaStream_t stream,
-                                                  int tune_iters, Name name) {
+                                                  int tune_iters, Name name, double warm_us = 30'000.0) {
   if (ops.empty()) return status(errc::invalid_argument, "tuning: no candidates");
   auto one = mean_pass_us(*ops[0], stream, 1, 3);
   if (!one.ok()) return one.error().with_context("tuning warm-up");
-  const int warm = int(std::min(2000.0, std::max(3.0, 30'000.0 / std::max(one.value(), 1.0))));
-  BATON_TRY(mean_pass_us(*ops[0], stream, warm, 0).error().with_context("tuning warm-up"));
   TunedChoice c;
+  c.warm = int(std::min(2000.0, std::max(3.0, warm_us / std::max(one.value(), 1.0))));
+  BATON_TRY(mean_pass_us(*ops[0], stream, c.warm, 0).error().with_context("tuning warm-up"));
   c.rounds = 5;
   c.per_round = std::max(1, (tune_iters + c.rounds - 1) / c.rounds);
   std::vector<std::vector<double>> rounds(ops.size());
