@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(128) ref_attention(const float* __restrict__ q
 
 // A chain of the op's three stages without edges (each CTA still takes its tile from a ticket),
 // launched from the library's kernels the op uses when both edges are none, with the op's
-// arguments (attention.cuh: qkv_args_, fmha_args_, oproj_args_). Without PDL the FMHA's and
+// arguments (ops::attention_qkv_arguments, _fmha_, _oproj_). Without PDL the FMHA's and
 // O-proj's griddepcontrol.wait return at once: their producer has finished.
 struct PlainAttention {
   Chain chain;
@@ -176,20 +176,9 @@ struct PlainAttention {
     using ak::FmhaConfig;
     using ak::GemmConfig;
     using ak::PlainStage;
-    sm90::GemmArguments<GemmConfig> qa{}, oa{};
-    qa.m = oa.m = s.padded_seq();
-    qa.n = 3 * s.width();
-    qa.k = s.hidden;
-    qa.a = static_cast<const bf16*>(t.x);
-    qa.b = static_cast<const bf16*>(t.w_qkv);
-    qa.d = static_cast<bf16*>(t.qkv);
-    oa.n = s.hidden;
-    oa.k = s.width();
-    oa.a = static_cast<const bf16*>(t.o);
-    oa.b = static_cast<const bf16*>(t.w_o);
-    oa.d = static_cast<bf16*>(t.y);
-    qa.batch = oa.batch = s.batch;
-    const sm90::FmhaArguments fa{s.batch, s.padded_seq(), s.heads, static_cast<const bf16*>(t.qkv), static_cast<bf16*>(t.o), 0};
+    const auto qa = ops::attention_qkv_arguments(s, t);
+    const auto fa = ops::attention_fmha_arguments(s, t);
+    const auto oa = ops::attention_oproj_arguments(s, t);
     BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("plain qkv")));
     BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("plain attention")));
     BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("plain oproj")));

@@ -82,6 +82,45 @@ struct AttentionRunOptions {
   bool tune_cache = true;
 };
 
+// The three kernels' arguments for a shape and its tensors (the op's, and a bench's own launches of
+// the same kernels): the GEMMs batched over the sequences (padded_seq() rows each), weights shared.
+inline sm90::GemmArguments<attention_kernels::GemmConfig> attention_qkv_arguments(const AttentionShape& s,
+                                                                                   const AttentionTensors& t) {
+  using bf16 = attention_kernels::bf16;
+  sm90::GemmArguments<attention_kernels::GemmConfig> a{};
+  a.m = s.padded_seq();
+  a.n = 3 * s.width();
+  a.k = s.hidden;
+  a.a = static_cast<const bf16*>(t.x);
+  a.b = static_cast<const bf16*>(t.w_qkv);
+  a.d = static_cast<bf16*>(t.qkv);
+  a.batch = s.batch;
+  return a;
+}
+inline sm90::FmhaArguments attention_fmha_arguments(const AttentionShape& s, const AttentionTensors& t) {
+  using bf16 = attention_kernels::bf16;
+  sm90::FmhaArguments a{};
+  a.batch = s.batch;
+  a.seq = s.padded_seq();
+  a.heads = s.heads;
+  a.qkv = static_cast<const bf16*>(t.qkv);
+  a.o = static_cast<bf16*>(t.o);
+  return a;
+}
+inline sm90::GemmArguments<attention_kernels::GemmConfig> attention_oproj_arguments(const AttentionShape& s,
+                                                                                     const AttentionTensors& t) {
+  using bf16 = attention_kernels::bf16;
+  sm90::GemmArguments<attention_kernels::GemmConfig> a{};
+  a.m = s.padded_seq();
+  a.n = s.hidden;
+  a.k = s.width();
+  a.a = static_cast<const bf16*>(t.o);
+  a.b = static_cast<const bf16*>(t.w_o);
+  a.d = static_cast<bf16*>(t.y);
+  a.batch = s.batch;
+  return a;
+}
+
 template <attention_kernels::AttentionKernelSet Kernels = attention_kernels::Inline>
 class Attention {
  public:
@@ -159,47 +198,19 @@ class Attention {
     return {};
   }
 
-  sm90::GemmArguments<attention_kernels::GemmConfig> qkv_args_(const AttentionTensors& t, uint32_t delay) const {
-    const AttentionShape& s = plan_.shape;
-    sm90::GemmArguments<attention_kernels::GemmConfig> a{};
-    a.m = s.padded_seq();
-    a.n = 3 * s.width();
-    a.k = s.hidden;
-    a.a = static_cast<const bf16*>(t.x);
-    a.b = static_cast<const bf16*>(t.w_qkv);
-    a.d = static_cast<bf16*>(t.qkv);
-    a.batch = s.batch;
-    a.debug_max_tile_delay_ns = delay;
-    return a;
-  }
-  sm90::GemmArguments<attention_kernels::GemmConfig> oproj_args_(const AttentionTensors& t, uint32_t delay) const {
-    const AttentionShape& s = plan_.shape;
-    sm90::GemmArguments<attention_kernels::GemmConfig> a{};
-    a.m = s.padded_seq();
-    a.n = s.hidden;
-    a.k = s.width();
-    a.a = static_cast<const bf16*>(t.o);
-    a.b = static_cast<const bf16*>(t.w_o);
-    a.d = static_cast<bf16*>(t.y);
-    a.batch = s.batch;
-    a.debug_max_tile_delay_ns = delay;
-    return a;
-  }
-  sm90::FmhaArguments fmha_args_(const AttentionTensors& t, uint32_t delay, bool published_first) const {
-    const AttentionShape& s = plan_.shape;
-    return sm90::FmhaArguments{s.batch, s.padded_seq(), s.heads, static_cast<const bf16*>(t.qkv), static_cast<bf16*>(t.o),
-                               delay, published_first};
-  }
-
   [[nodiscard]] status build_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
     using namespace attention_kernels;
     const AttentionShape& s = plan_.shape;
     const attention_gen::Params gp = s.program_params();
     const uint32_t delay = o.debug_max_tile_delay_ns;
-    const auto qa = qkv_args_(t, delay);
+    auto qa = attention_qkv_arguments(s, t);
+    qa.debug_max_tile_delay_ns = delay;
     // Only a waiting attention chooses its load order (with none it waits for the whole QKV grid).
-    const auto fa = fmha_args_(t, delay, o.load_published_first && plan_.qkv_to_attention == AttentionEdgePolicy::kblock);
-    const auto oa = oproj_args_(t, delay);
+    auto fa = attention_fmha_arguments(s, t);
+    fa.debug_max_tile_delay_ns = delay;
+    fa.load_published_first = o.load_published_first && plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
+    auto oa = attention_oproj_arguments(s, t);
+    oa.debug_max_tile_delay_ns = delay;
     BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
     BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("baton::ops::Attention attention")));
     BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
