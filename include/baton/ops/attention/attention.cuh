@@ -220,11 +220,18 @@ class Attention {
     if (!(attention_gen::qkv_grid(gp) == gq) || !(attention_gen::attn_grid(gp) == ga) || !(attention_gen::oproj_grid(gp) == go))
       return status(errc::invalid_chain, "baton::ops::Attention: attention_chain.baton's grids differ from the kernels'");
 
-    auto sq = chain_.add_stage("qkv", gq, RowMajor{}, {.reads = {"X", "Wqkv"}, .writes = {"QKV"}});
-    auto sa = chain_.add_stage("attention", ga, RowMajor{}, {.reads = {"QKV"}, .writes = {"O"}});
-    auto so = chain_.add_stage("oproj", go, RowMajor{}, {.reads = {"O", "Wo"}, .writes = {"Y"}});
     const bool wait1 = plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
     const bool wait2 = plan_.attention_to_oproj == AttentionEdgePolicy::kblock;
+    // A stage declares the tensors it reads through semaphores. An edge without them (none) is a kernel
+    // boundary: the consumer's griddepcontrol.wait (GridWaitBeforeLoads / GridWaitBeforeA below) comes
+    // before its first load of the producer's tensor, so validate() has no relation to prove there, and
+    // a declared read without an edge would be refused as a PDL race.
+    auto sq = chain_.add_stage("qkv", gq, RowMajor{}, {.reads = {"X", "Wqkv"}, .writes = {"QKV"}});
+    StageIO ia{.writes = {"O"}}, io{.reads = {"Wo"}, .writes = {"Y"}};
+    if (wait1) ia.reads.push_back("QKV");
+    if (wait2) io.reads.push_back("O");
+    auto sa = chain_.add_stage("attention", ga, RowMajor{}, ia);
+    auto so = chain_.add_stage("oproj", go, RowMajor{}, io);
     std::optional<EdgeRef<QkvPolicy>> e1;
     std::optional<EdgeRef<OprojPolicy>> e2;
     // The exact relations (not the maps' relation, which reads past each tile's causal bound).
