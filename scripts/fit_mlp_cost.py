@@ -22,6 +22,7 @@ without CTA pairs (`128x96p`), the L2 prefetch (`/pf`) or 32-token swapped tiles
 them); a chain timed twice at one shape (the plan is timed first and may recur among the candidates) is
 one row with the mean of its medians.
 """
+import gzip
 import argparse, csv, heapq, math, re, sys
 from collections import defaultdict
 
@@ -104,7 +105,7 @@ def chain_us(P, r, cache=None):
 
 def load(path):
     rows = []
-    for r in csv.DictReader(open(path)):
+    for r in csv.DictReader(open_text(path)):
         for k in INTS:
             r[k] = int(r.get(k) or 0)  # rows from before the swapped GEMMs: swap1 = swap2 = 0
         r["us"] = float(r["us"])
@@ -232,9 +233,16 @@ def row_text(r, P):
     return [str(v[c]) for c in COLUMNS]
 
 
+def open_text(path, mode="r"):
+    """The CSV, gzip-compressed when its name ends in .gz (bench/results stays small)."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", newline="")
+    return open(path, mode, newline="")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", nargs="?", default="bench/results/h200/mlp-cost-fit.csv")
+    ap.add_argument("csv", nargs="?", default="bench/results/h200/mlp-cost-fit.csv.gz")
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--detail", action="store_true", help="list the shapes where the plan's choice is > 3%% off")
     ap.add_argument("--rewrite-model", action="store_true", help="recompute model_us with P0 and rewrite CSV")
@@ -248,7 +256,7 @@ def main():
             ap.error("--from-logs needs --run and --commit")
         rows = from_logs(a.from_logs, a.run, a.commit)
         if a.append:
-            with open(a.append, "a", newline="") as f:
+            with open_text(a.append, "a") as f:
                 csv.writer(f, lineterminator="\n").writerows(row_text(r, P0) for r in rows)
             print(f"{len(rows)} chains appended to {a.append}", file=sys.stderr)
         else:
@@ -258,7 +266,7 @@ def main():
         return
     rows = load(a.csv)
     if a.rewrite_model:
-        with open(a.csv, "w", newline="") as f:
+        with open_text(a.csv, "w") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(COLUMNS)
             w.writerows(row_text(r, P0) for r in rows)

@@ -87,7 +87,7 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
 
 // Policy none: tile widths and split-K come from the cost model (baton/ops/mlp_cost.hpp). The sets
 // below are the (width1, split1, width2, split2) chains that the H200 timed within 5% of the fastest
-// the op's tuning tried at that shape (run 38: four models x 35 M; bench/results/h200/mlp-cost-fit.csv),
+// the op's tuning tried at that shape (run 38: four models x 35 M; bench/results/h200/mlp-cost-fit.csv.gz),
 // at twelve shapes picked before the model was fitted. The plan must choose one of them.
 TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) {
   struct Want {

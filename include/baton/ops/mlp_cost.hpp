@@ -30,7 +30,7 @@
 //   instead of PDL-launched.
 // The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
 // H200 over four models and 35 batch sizes, 662 of them with swapped GEMMs
-// (bench/results/h200/mlp-cost-fit.csv; docs/mlp.md, "The cost model"): rms error 7.6% on plain
+// (bench/results/h200/mlp-cost-fit.csv.gz; docs/mlp.md, "The cost model"): rms error 7.6% on plain
 // chains, 7.3% on swapped ones. Other GPUs get the same model with their SM count;
 // MlpRunOptions::tune measures instead.
 #pragma once
