@@ -240,6 +240,7 @@ struct Args {
   int tl_batch = 0, tl_seq = 0;          // 0: the first shape
   std::string tl_policy = "auto";
   bool check = true;
+  bool breakdown = true;  // each of the three kernels alone -> attention-<workload>-breakdown.csv
   std::string variants = kDefaultVariants;
 };
 
@@ -260,6 +261,8 @@ void usage() {
       "  --reps N (50, >= 50 for results) --iters N (0: per shape, ~1 ms of floor time, 2..20)\n"
       "  --check on|off                compare Y with a GPU fp32 reference (default on; off: rows say correct 0)\n"
       "  --out-dir DIR                 writes DIR/attention-<workload>.csv and .json (default .)\n"
+      "  --breakdown 0|1               also time each kernel of the unsynchronized chain alone, in a graph of\n"
+      "                                its own: DIR/attention-<workload>-breakdown.csv (default 1)\n"
       "  --timeline FILE               per-tile Perfetto timeline of one shape (the op's trace pointers)\n"
       "  --timeline-shape BxS          its shape (default: the first shape), e.g. 1x2048\n"
       "  --timeline-policy P           auto|none|kblock|kblock-none|none-kblock (default auto)\n"
@@ -329,6 +332,10 @@ int parse_args(int argc, char** argv, Args& a) {
       else return std::fprintf(stderr, "%s: --check on|off, got '%s'\n", me, v), -1;
     } else if (k == "--out-dir") {
       a.out_dir = v;
+    } else if (k == "--breakdown") {
+      int b = 0;
+      if (!bench::parse_int(v, 0, 1, b)) return std::fprintf(stderr, "%s: --breakdown 0|1, got '%s'\n", me, v), -1;
+      a.breakdown = b == 1;
     } else if (k == "--timeline") {
       a.timeline = v;
     } else if (k == "--timeline-shape") {
@@ -401,10 +408,46 @@ struct Bench {
   cudaStream_t side[2] = {nullptr, nullptr};
   cudaEvent_t ev[3] = {nullptr, nullptr, nullptr};
   std::vector<bench::Row> rows;
+  std::vector<bench::Row> parts;  // --breakdown: the kernels alone
   bool all_ok = true;
   bool timeline_done = false;
 
   explicit Bench(const Args& args) : a(args) {}
+
+  // --breakdown: each kernel of the unsynchronized chain alone, `iters` launches of it per graph
+  // (the same graphs as the chain's rows, so per-launch costs amortize alike). The inputs are the
+  // last checked pass's; the outputs are not compared here (the chain's rows check these kernels),
+  // so the rows say correct 0 and rel_err "unchecked". Floors per kernel, as floor_us() counts them.
+  void measure_parts(const ops::AttentionShape& s, const std::string& shape, PlainAttention& plain, int iters) {
+    const double T = double(s.batch) * s.seq, W = double(s.width()), N = double(s.hidden), S = double(s.seq);
+    const double fl[3] = {bench::floor_us_of(2 * T * N * 3 * W, 2.0 * (T * N + 3 * W * N + T * 3 * W)),
+                          bench::floor_us_of(2.0 * 2.0 * s.batch * s.heads * (S * (S + 1) / 2) * kHeadDim,
+                                             2.0 * (T * 3 * W + T * W)),
+                          bench::floor_us_of(2 * T * W * N, 2.0 * (T * W + N * W + T * N))};
+    const char* names[3] = {"part-qkv-gemm", "part-fmha", "part-oproj-gemm"};
+    for (int i = 0; i < 3; ++i) {
+      auto one = [&]() -> status { return launch_stage(plain.launches[size_t(i)], stream); };
+      std::vector<double> us;
+      status st = {};
+      auto cg = bench::capture_iterations(stream, iters, one);
+      if (!cg.ok()) st = cg.error();
+      if (st.ok()) {
+        bench::graph_exec g = std::move(cg.value());
+        st = bench::time_repetitions(stream, a.warmup, a.reps, iters, [&] { return g.launch(stream); },
+                                     [&] { return plain.check_errors(stream); }, us);
+      }
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), names[i], st.to_string().c_str());
+        all_ok = false;
+        continue;
+      }
+      bench::Row r = bench::timed_row("attention-" + a.workload, shape, names[i], us, fl[i], false, false);
+      r.extra = {{"policy", "none"}, {"launch", "graph"}, {"iters", std::to_string(iters)}, {"rel_err", "unchecked"}};
+      std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  (kernel alone)\n", shape.c_str(), names[i], r.median_us,
+                  fl[i] > 0 ? r.median_us / fl[i] : 0.0);
+      parts.push_back(std::move(r));
+    }
+  }
   ~Bench() {
     for (auto e : ev)
       if (e) (void)cudaEventDestroy(e);
@@ -562,7 +605,7 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   op_variant("baton-none-kblock", "none-kblock", false);
 
   // The bench's own chain of the same kernels without edges.
-  if (bench::in_list(a.variants, "cutlass-graph") || bench::in_list(a.variants, "cutlass-stream") ||
+  if (a.breakdown || bench::in_list(a.variants, "cutlass-graph") || bench::in_list(a.variants, "cutlass-stream") ||
       bench::in_list(a.variants, "bound-concurrent")) {
     PlainAttention plain;
     if (status st = plain.build(s, t, stream); !st.ok()) {
@@ -602,6 +645,7 @@ status Bench::shape_run(const ops::AttentionShape& s) {
         v.enqueue = [&] { return plain.enqueue_concurrent(stream, side, ev); };
         measure(v);
       }
+      if (a.breakdown) measure_parts(s, shape, plain, iters);
     }
   }
 
@@ -686,6 +730,12 @@ int run(const Args& a) {
       std::fprintf(stderr, "baton_bench_attention: --timeline-shape %dx%d is not among the shapes run; no timeline\n",
                    a.tl_batch, a.tl_seq);
     if (!a.check) std::printf("note: --check off: nothing compared, every row says correct 0\n");
+    if (!b.parts.empty()) {  // the kernels alone: not results of the chain, so not in its file
+      bench::unify_extra_columns(b.parts);
+      bench::write_csv(a.out_dir + "/attention-" + a.workload + "-breakdown.csv", b.parts, env);
+      bench::write_json(a.out_dir + "/attention-" + a.workload + "-breakdown.json", b.parts, env);
+      std::printf("wrote %s/attention-%s-breakdown.csv and .json\n", a.out_dir.c_str(), a.workload.c_str());
+    }
     const bool published = bench::publish(b.rows, env, a.out_dir, "attention-" + a.workload);
     rc = b.all_ok && (published || !a.check) && !b.rows.empty() ? 0 : 1;
     if (!b.timeline_done) rc = 1;

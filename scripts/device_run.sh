@@ -230,7 +230,12 @@ if want attentionbench && [ -x "$BIN/baton_bench_attention" ]; then
     timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_attention" --workload "$w" --out-dir "$DEST" $tl 2>&1 | tee -a "$log" || fail=1
     if python3 -c "import torch" 2>/dev/null; then
       timeout "${BATON_BENCH_TIMEOUT:-300}" python3 "$BIN/sdpa_baseline.py" --workload "$w" --out "$DEST/sdpa-$w.csv" \
+        --breakdown "$DEST/sdpa-$w-breakdown.csv" \
         --commit "$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)" 2>&1 | tee -a "$log" || fail=1
+      # The kernels alone (bench --breakdown) and the baseline's parts alone, in one file.
+      [ -f "$DEST/attention-$w-breakdown.csv" ] && [ -f "$DEST/sdpa-$w-breakdown.csv" ] && \
+        python3 "$BIN/attention_merge.py" --parts "$DEST/attention-$w-breakdown.csv" "$DEST/sdpa-$w-breakdown.csv" \
+          --out "$DEST/attention-$w-breakdown.csv" 2>&1 | tee -a "$log"
     fi
     [ -f "$DEST/attention-$w.csv" ] && \
       python3 "$BIN/attention_merge.py" --bench "$DEST/attention-$w.csv" --sdpa "$DEST/sdpa-$w.csv" --out "$DEST/attention-$w.csv" 2>&1 | tee -a "$log"

@@ -18,6 +18,13 @@ Also printed per shape: auto against cutlass-pdl-graph and the share of the over
 
   python3 bench/attention/merge.py --bench attention-gpt3.csv --sdpa sdpa-gpt3.csv --out attention-gpt3.csv
 
+--parts joins the per-kernel files instead (the bench's --breakdown: part-qkv-gemm, part-fmha,
+part-oproj-gemm; sdpa_baseline.py's --breakdown: part-qkv-cublaslt, part-sdpa-<backend>,
+part-oproj-cublaslt) and prints, per shape, each of our kernels against the baseline's part:
+
+  python3 bench/attention/merge.py --parts attention-gpt3-breakdown.csv sdpa-gpt3-breakdown.csv \
+      --out attention-gpt3-breakdown.csv
+
 The output may be one of the inputs (read first, then written). A missing or empty --sdpa file is a
 warning (the bench's baselines still count). Extra columns are the union of both files' extra
 columns, in first-seen order (empty where a file lacks one). Exit status 0 when the files were
@@ -66,13 +73,47 @@ def shape_sort_key(shape):
     return (kv.get("phase", ""), num("heads"), num("hidden"), num("batch"), num("kv"), num("seq"), shape)
 
 
+# Our kernel -> the baseline's part it stands against (the best SDPA backend for the attention).
+PART_PAIRS = (("part-qkv-gemm", "part-qkv-cublaslt"), ("part-fmha", "part-sdpa-"), ("part-oproj-gemm", "part-oproj-cublaslt"))
+
+
+def merge_parts(paths, out):
+    rows = []
+    for p in paths:
+        if not os.path.isfile(p):
+            print(f"merge.py: no such file: {p}", file=sys.stderr)
+            return 2
+        rows += read(p)
+    extra = results.extra_columns(rows)
+    rows.sort(key=lambda r: (r["workload"], shape_sort_key(r["shape"]), r["variant"]))
+    json_path = results.write_rows(out, rows, SCHEMA + extra)
+    by_shape = results.group_by_shape(rows)
+    print(f"wrote {out} and {json_path}: {len(rows)} rows, {len(by_shape)} shapes (each kernel alone, us)")
+    print(f"{'shape':<62} " + " ".join(f"{ours[5:]:>22}" for ours, _ in PART_PAIRS))
+    for k in sorted(by_shape, key=lambda k: (k[0], shape_sort_key(k[1]))):
+        v = by_shape[k]
+        cells = []
+        for ours, theirs in PART_PAIRS:
+            o = fnum(v[ours]["median_us"]) if ours in v else None
+            cands = [fnum(r["median_us"]) for name, r in v.items() if name.startswith(theirs) and fnum(r["median_us"])]
+            t = min(cands) if cands else None
+            cells.append(f"{o:.1f}/{t:.1f}={o / t:.2f}x" if o and t else "-")
+        print(f"{k[1]:<62} " + " ".join(f"{c:>22}" for c in cells))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="baton_bench_attention's CSV (attention-<workload>.csv)")
+    ap.add_argument("--bench", help="baton_bench_attention's CSV (attention-<workload>.csv)")
+    ap.add_argument("--parts", nargs="+", metavar="CSV", help="per-kernel CSVs to join instead (see above)")
     ap.add_argument("--sdpa", help="sdpa_baseline.py's CSV (sdpa-<workload>.csv); missing: a warning")
     ap.add_argument("--out", required=True, help="merged CSV (a .json twin is written next to it)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     a = ap.parse_args(argv)
+    if a.parts:
+        return merge_parts(a.parts, a.out)
+    if not a.bench:
+        ap.error("--bench (or --parts) is required")
 
     if not os.path.isfile(a.bench):
         print(f"merge.py: no such file: {a.bench}", file=sys.stderr)

@@ -156,6 +156,48 @@ def run_backend(torch, sdpa_kernel, backend, block, args, ref, iters, reps, warm
     return {"median": results.median(times), "min": min(times), "max": max(times), "rel": rel, "correct": correct}, None
 
 
+def part_floors(b, s, heads, hidden):
+    """Floors of the block's three parts, as bench/attention.cu's --breakdown counts them."""
+    t, w = float(b) * s, float(heads) * HEAD_DIM
+    return {
+        "qkv": results.floor_us_of(2 * t * hidden * 3 * w, 2.0 * (t * hidden + 3 * w * hidden + t * 3 * w)),
+        "sdpa": results.floor_us_of(2.0 * 2.0 * b * heads * (s * (s + 1) / 2) * HEAD_DIM, 2.0 * (t * 3 * w + t * w)),
+        "oproj": results.floor_us_of(2 * t * w * hidden, 2.0 * (t * w + hidden * w + t * hidden)),
+    }
+
+
+def time_parts(torch, F, sdpa_kernel, chosen, x, wqkv, wo, b, s, heads, iters, reps, warmup):
+    """--breakdown: the block's parts alone, each `iters` calls per CUDA graph as the whole block:
+    x @ w_qkv.T, SDPA per chosen backend on the same (strided) q, k, v views the block passes it, and
+    o @ w_o.T. Returns [(part, variant, timing)]; nothing is compared (the block's rows check them)."""
+    w = heads * HEAD_DIM
+    with torch.no_grad():
+        qkv = x @ wqkv.T
+        q, k, v = (t.transpose(1, 2) for t in qkv.view(b, s, 3, heads, HEAD_DIM).unbind(2))
+        o = torch.empty(b, s, w, device=x.device, dtype=torch.bfloat16).uniform_(-1, 1)
+    out = []
+
+    def timed(fn, args):
+        g, res = results.capture_graph(torch, fn, args, iters)
+        times = results.time_replays(torch, g, iters, reps, warmup)
+        del g, res
+        return {"median": results.median(times), "min": min(times), "max": max(times), "rel": float("nan"),
+                "correct": 0}
+
+    out.append(("qkv", "part-qkv-cublaslt", timed(lambda a, m: a @ m.T, (x, wqkv))))
+    for name, _, member in chosen:
+        with sdpa_kernel([member]):
+            try:
+                results.run_eager(torch, lambda a, bb, c: F.scaled_dot_product_attention(a, bb, c, is_causal=True),
+                                  (q, k, v))
+            except RuntimeError:
+                continue  # the backend cannot take the shape: its block row says why
+            t = timed(lambda a, bb, c: F.scaled_dot_product_attention(a, bb, c, is_causal=True), (q, k, v))
+        out.append(("sdpa", f"part-sdpa-{name}", t))
+    out.append(("oproj", "part-oproj-cublaslt", timed(lambda a, m: a @ m.T, (o, wo))))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="PyTorch baseline of the attention-chain bench: cuBLASLt GEMMs + SDPA (flash and cuDNN "
@@ -179,6 +221,9 @@ def main(argv=None):
     ap.add_argument("--out", help="CSV path instead of DIR/sdpa-<workload>.csv (overwritten)")
     ap.add_argument("--commit", help="project commit for the rows (default: git HEAD)")
     ap.add_argument("--seed", type=int, default=1234, help="RNG seed (default 1234)")
+    ap.add_argument("--breakdown", metavar="CSV",
+                    help="also time the block's parts alone (the QKV and O-proj matmuls, SDPA per backend) and "
+                         "write them to CSV (rows say correct 0: the block's rows check them)")
     a = ap.parse_args(argv)
 
     model_given = a.heads is not None or a.hidden is not None
@@ -238,6 +283,10 @@ def main(argv=None):
         os.makedirs(d, exist_ok=True)
     dev = torch.device("cuda")
     failed = 0
+    bf = open(a.breakdown, "w", newline="") if a.breakdown else None
+    bwriter = csv.writer(bf) if bf else None
+    if bwriter:
+        bwriter.writerow(COLUMNS)
     with open(out_path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(COLUMNS)
@@ -269,6 +318,16 @@ def main(argv=None):
                             failed += 1
                             print(f"warning: {wl} {shape} {variant}: y does not match the fp32 reference "
                                   f"(rel_err {r['rel']:.3e})", file=sys.stderr)
+                    if bwriter:
+                        pf = part_floors(b, s, heads, hidden)
+                        for part, variant, t in time_parts(torch, F, sdpa_kernel, chosen, *args, b, s, heads, iters,
+                                                           a.reps, a.warmup):
+                            bwriter.writerow(results.schema_row(
+                                wl, shape, variant, t, a.reps, pf[part], 0.0, env, commit, date,
+                                ["sdpa-part", "graph", iters, "unchecked", torch.__version__, env["cudnn"]]))
+                            print(f"{shape:<62} {variant:<26} {t['median']:>10.2f} us  x{t['median'] / pf[part]:<6.2f} "
+                                  f"floor  (part alone)")
+                        bf.flush()
                     del args, ref
                 except Exception as e:  # inputs or reference (OOM): the shape fails
                     failed += 1
@@ -289,6 +348,9 @@ def main(argv=None):
                 f.flush()
                 sys.stdout.flush()
                 results.cleanup(torch)
+    if bf:
+        bf.close()
+        print(f"# wrote {a.breakdown} (the parts alone)")
     print(f"# wrote {out_path}; {failed} row(s) failed or incorrect")
     return 1 if failed else 0
 
