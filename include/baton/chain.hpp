@@ -328,6 +328,7 @@ class Chain {
     }
     slot.policy = ref.policy;
     slot.edge_index = uint32_t(ref.index);
+    if constexpr (requires { slot.k_local; }) slot.k_local = e.report.sound() && e.report.k_local;
     using SemPtr = decltype(slot.sems);
     slot.sems = reinterpret_cast<SemPtr>(base + semaphore_offset(ref.index));
   }

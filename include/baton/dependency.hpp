@@ -286,6 +286,11 @@ struct CheckReport {
   int64_t waits = 0;                          // waits the policy performs per epoch
   int64_t over_sync_pairs = 0;                // (consumer tile, forced producer tile never read)
   std::string over_sync_example;
+  // Every read of k-block k is covered by the waits of k-block k alone, not only by those of
+  // k-blocks <= k. Then a split-K part that starts at k-block k_begin > 0 may skip the waits of the
+  // k-blocks before it (horizon.hpp); otherwise its first k-block makes all of them, one serial
+  // acquire each (docs/conv.md: kblock conv chains at split 8 spent ~180 us on that prefix).
+  bool k_local = true;
   [[nodiscard]] bool sound() const { return result.ok(); }
   [[nodiscard]] std::string summary() const {
     std::string s = result.ok() ? "sound" : result.to_string();
@@ -341,6 +346,8 @@ template <SyncPolicy P>
   }
 
   std::vector<uint8_t> forced(static_cast<size_t>(np));
+  std::vector<uint8_t> forced_here(static_cast<size_t>(np));  // by the waits of the current k-block alone
+  std::vector<int> here;                                        // the entries of forced_here set
   std::vector<uint8_t> read_any(static_cast<size_t>(np));
   std::vector<std::string> sem_note(static_cast<size_t>(nsem));  // why a wait on this sem forced nothing
   std::vector<int> touched;
@@ -352,6 +359,8 @@ template <SyncPolicy P>
     touched.clear();
     for (int k = 0; k < rel.k_blocks; ++k) {
       status bad;
+      for (int p : here) forced_here[size_t(p)] = 0;
+      here.clear();
       policy.for_each_wait(ct, k, [&](WaitSpec w) {
         ++rep.waits;
         if (w.sem < 0 || w.sem >= nsem) {
@@ -380,7 +389,13 @@ template <SyncPolicy P>
           return false;
         }
         if (w.count + 1 > have) {  // every poster forced
-          for (int p : ps) forced[size_t(p)] = 1;
+          for (int p : ps) {
+            forced[size_t(p)] = 1;
+            if (!forced_here[size_t(p)]) {
+              forced_here[size_t(p)] = 1;
+              here.push_back(p);
+            }
+          }
         } else {
           sem_note[size_t(w.sem)] = "a wait on semaphore " + std::to_string(w.sem) + " for " +
                                     std::to_string(w.count) + " of its " + std::to_string(have) +
@@ -403,6 +418,7 @@ template <SyncPolicy P>
         }
         int pi = pg.linear(pt);
         read_any[size_t(pi)] = 1;
+        if (!forced_here[size_t(pi)]) rep.k_local = false;
         if (!forced[size_t(pi)]) {
           int s = sem_of[size_t(pi)];
           bool partial = std::find(touched.begin(), touched.end(), s) != touched.end();

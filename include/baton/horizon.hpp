@@ -125,7 +125,8 @@ struct HorizonLane {
   BATON_HOST_DEVICE bool prove_input_(const HorizonTile<StageT>& t, int& index) {
     const auto& e = detail::get<I>(t.stage->in);
     int last = t.k_begin + next;
-    int first = (next != 0 || t.k_begin == 0) ? last : (detail::needs_prefix_waits(e.policy) ? 0 : t.k_begin);
+    int first = (next != 0 || t.k_begin == 0) ? last
+                : (detail::needs_prefix_waits(e.policy) && !e.k_local ? 0 : t.k_begin);
     if (detail::waits_at_first_k_block_only(e.policy)) {  // per tile: k-block 0's waits, at local 0
       if (next != 0) return true;
       first = last = 0;

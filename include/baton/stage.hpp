@@ -52,6 +52,10 @@ struct InEdge {
   P policy{};
   const uint32_t* sems = nullptr;
   uint32_t edge_index = 0;
+  // The checker proved every k-block's reads covered by that k-block's own waits
+  // (CheckReport::k_local; Chain::bind copies it): a split-K part skips the waits of the k-blocks
+  // before its first (horizon.hpp). False unless proven.
+  bool k_local = false;
 };
 
 namespace detail {

@@ -38,12 +38,13 @@ using Consumer = baton::Stage<RowMajor, baton::Outputs<>, baton::Inputs<P>>;
 
 // A consumer stage bound by hand onto a semaphore array.
 template <class P>
-Consumer<P> bind_by_hand(const P& policy, std::vector<uint32_t>& sems) {
+Consumer<P> bind_by_hand(const P& policy, std::vector<uint32_t>& sems, bool proven_k_local = false) {
   Consumer<P> s;
   auto& in = baton::detail::get<0>(s.in);
   in.policy = policy;
   in.sems = sems.data();
   in.edge_index = 0;
+  in.k_local = proven_k_local;  // what Chain::bind copies from the checker's CheckReport::k_local
   s.watchdog_ns = 0;
   return s;
 }
@@ -78,11 +79,11 @@ int lanes_round(std::vector<HorizonLane<Consumer<P>>>& lanes, const HorizonTile<
 }
 
 template <class P>
-void check_against_brute_force(const P& policy, bool k_local, Grid consumer, uint32_t seed) {
+void check_against_brute_force(const P& policy, bool k_local, Grid consumer, uint32_t seed, bool proven_k_local = false) {
   std::mt19937 rng(seed);
   const Grid pg = policy.producer_grid();
   std::vector<uint32_t> sems(size_t(policy.num_semaphores()), 0u);
-  Consumer<P> s = bind_by_hand(policy, sems);
+  Consumer<P> s = bind_by_hand(policy, sems, proven_k_local);
   const int kb = policy.k_blocks();
   for (int trial = 0; trial < 200; ++trial) {
     const Tile tile{int(rng() % uint32_t(consumer.m)), int(rng() % uint32_t(consumer.n)), 0};
@@ -137,6 +138,66 @@ TEST(HorizonLanes, GroupPolicyMatchesBruteForce) {
 // Not k-local (per tile: every wait at k-block 0): a split part that starts later still makes them.
 TEST(HorizonLanes, GroupPolicyPerTileSplitMakesThePrefixWaits) {
   check_against_brute_force(baton::GroupPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, 2, 2, false}, false, kConsumer, 6);
+}
+// A footprint the horizon cannot see through (not a GemmA: conv halos, batonc's AffineFootprint):
+// the same reads as kGemm, so its per-k-block policy is k-local, but only the checker's proof
+// (InEdge::k_local) lets a split part skip the prefix waits.
+struct OpaqueGemmA {
+  fp::GemmA f;
+  int k_blocks() const { return f.k_blocks(); }
+  baton::TileRect rect(Tile t, int k) const { return f.rect(t, k); }
+  baton::TileRect rect_all(Tile t) const { return f.rect_all(t); }
+};
+TEST(HorizonLanes, OpaqueFootprintMakesThePrefixWaitsUnlessProvenKLocal) {
+  const baton::KBlockPolicy<OpaqueGemmA> p{kGemm.producer_grid(), OpaqueGemmA{kGemm}};
+  check_against_brute_force(p, /*k_local=*/false, kConsumer, 7);
+  check_against_brute_force(p, /*k_local=*/true, kConsumer, 8, /*proven_k_local=*/true);
+}
+// The checker's CheckReport::k_local: per-k-block policies over their exact reads are k-local,
+// per-tile ones (every wait at k-block 0) and ones that wait for later k-blocks' reads early are not.
+TEST(HorizonLanes, CheckerProvesKLocal) {
+  const auto rel = deps::gemm_a(kGemm, kConsumer);
+  const auto kb = baton::check_soundness(baton::KBlockPolicy<OpaqueGemmA>{kGemm.producer_grid(), OpaqueGemmA{kGemm}}, rel);
+  ASSERT_TRUE(kb.sound()) << kb.summary();
+  EXPECT_TRUE(kb.k_local);
+  const auto row_k = baton::check_soundness(baton::RowPolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, true}, rel);
+  ASSERT_TRUE(row_k.sound()) << row_k.summary();
+  EXPECT_TRUE(row_k.k_local);
+  const auto tile = baton::check_soundness(baton::TilePolicy<fp::GemmA>{kGemm.producer_grid(), kGemm, false}, rel);
+  ASSERT_TRUE(tile.sound()) << tile.summary();
+  EXPECT_FALSE(tile.k_local);  // k-block 1's reads are covered by k-block 0's waits only
+  // Sound but not local: k-block k waits for what k-blocks k and k + 1 read.
+  struct Early {
+    fp::GemmA f;
+    int k_blocks() const { return f.k_blocks(); }
+    baton::TileRect rect(Tile t, int k) const {
+      baton::TileRect a = f.rect(t, k);
+      if (k + 1 < f.k_blocks()) {
+        const baton::TileRect b = f.rect(t, k + 1);
+        a.m0 = std::min(a.m0, b.m0), a.m1 = std::max(a.m1, b.m1);
+        a.n0 = std::min(a.n0, b.n0), a.n1 = std::max(a.n1, b.n1);
+        a.z0 = std::min(a.z0, b.z0), a.z1 = std::max(a.z1, b.z1);
+      }
+      return a;
+    }
+    baton::TileRect rect_all(Tile t) const { return f.rect_all(t); }
+  };
+  // Shifted: k-block k waits only for what k-block k + 1 reads (k-block 0 also for its own).
+  struct Shifted {
+    fp::GemmA f;
+    int k_blocks() const { return f.k_blocks(); }
+    baton::TileRect rect(Tile t, int k) const {
+      if (k == 0) return Early{f}.rect(t, 0);
+      return k + 1 < f.k_blocks() ? f.rect(t, k + 1) : baton::TileRect{};
+    }
+    baton::TileRect rect_all(Tile t) const { return f.rect_all(t); }
+  };
+  const auto early = baton::check_soundness(baton::KBlockPolicy<Early>{kGemm.producer_grid(), Early{kGemm}}, rel);
+  ASSERT_TRUE(early.sound()) << early.summary();
+  EXPECT_TRUE(early.k_local);  // a superset of each k-block's own reads is still local
+  const auto shifted = baton::check_soundness(baton::KBlockPolicy<Shifted>{kGemm.producer_grid(), Shifted{kGemm}}, rel);
+  ASSERT_TRUE(shifted.sound()) << shifted.summary();
+  EXPECT_FALSE(shifted.k_local);  // k-block k's reads were waited for at k - 1 only
 }
 // More k-blocks than lanes: 70 k-blocks, every lane owns two or three.
 TEST(HorizonLanes, MoreKBlocksThanLanes) {
