@@ -24,7 +24,8 @@
 //                      (baseline) vs co_await in poll and host-callback modes (inline executor);
 //                      poll-yieldY-capC: reactor_options::yield_for = Y us, max_sleep = C us (the
 //                      trade-off of the default's tail against CPU while waits are pending;
-//                      cpu_fraction column: process CPU / wall over that run).
+//                      cpu_fraction column: the process's CPU time less the bench's flag monitor
+//                      thread's (which busy-polls throughout, one core), over the run's wall time).
 //                      poll-spin: the reactor keeps busy-polling while waits are pending
 //                      (reactor_options::spin_iterations = 200000) instead of backing off to sleeps.
 //                      callback-spin: host-callback mode on that latency-tuned reactor (the callback
@@ -49,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -522,15 +524,25 @@ int main(int argc, char** argv) {
       getrusage(RUSAGE_SELF, &u);
       return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
     };
+    // The monitor thread busy-polls the flag for the whole run: its CPU is the bench's, not the
+    // waiter's, so it is taken out of the sweep's cpu_fraction.
+    clockid_t monitor_clock{};
+    const bool have_monitor_clock = pthread_getcpuclockid(monitor.native_handle(), &monitor_clock) == 0;
+    auto monitor_cpu_s = [&] {
+      timespec ts{};
+      if (!have_monitor_clock || clock_gettime(monitor_clock, &ts) != 0) return 0.0;
+      return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    };
+    if (!have_monitor_clock) std::fprintf(stderr, "warning: await-latency: no CPU clock of the monitor thread; cpu_fraction includes it\n");
     for (int yield_us : {0, 200, 2000})
       for (int cap_us : {1000, 100, 20}) {
         reactor_options ro;
         ro.yield_for = std::chrono::microseconds(yield_us);
         ro.max_sleep = std::chrono::microseconds(cap_us);
-        const double c0 = process_cpu_s(), w0 = now_us();
+        const double c0 = process_cpu_s() - monitor_cpu_s(), w0 = now_us();
         sweep_point sp{"baton-await-poll-yield" + std::to_string(yield_us) + "-cap" + std::to_string(cap_us), {}, 0};
         sp.lat = coro(completion_mode::poll, ro);
-        sp.cpu_fraction = (process_cpu_s() - c0) / ((now_us() - w0) * 1e-6);
+        sp.cpu_fraction = (process_cpu_s() - monitor_cpu_s() - c0) / ((now_us() - w0) * 1e-6);
         sweep.push_back(std::move(sp));
       }
     // The mechanism under callback mode: a bare cudaLaunchHostFunc whose function only stamps the
