@@ -33,6 +33,9 @@
 //                      cudaLaunchHostFunc (callback mode's baseline): a bare host function that only
 //                      stamps the time: the driver's own latency, under any callback-based waiter.
 //                      Rows with stat=median / stat=p99 in the shape carry that statistic in median_us.
+//                      One clock (steady_clock) and only well-defined samples (common/latency.hpp:
+//                      the monitor, pinned to a core, polled without a gap around the flag; the
+//                      waiter ran after the flag could be seen); the `dropped` column counts the rest.
 //   inflight           N tasks, each awaiting 20 tiny kernels in turn on 16 streams: median_us is
 //                      the wall time per completion; completions_per_s in an extra column.
 //   reactor-idle       CPU time of an idle reactor over 1 s (cpu_percent of one core).
@@ -51,6 +54,7 @@
 #include <vector>
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -66,6 +70,7 @@
 #include "baton/async/pipeline.cuh"
 #include "baton/async/stream.cuh"
 #include "bench_util.hpp"
+#include "common/latency.hpp"
 #include "common/device_memory.cuh"
 #include "common/timing.cuh"
 
@@ -108,6 +113,7 @@ struct Args {
   int reps = 30;
   std::string out_dir = ".";
   bool quick = false;
+  std::string only = "all";  // all | transfers | latency
 };
 
 double now_us() {
@@ -161,9 +167,12 @@ int main(int argc, char** argv) {
     if (k == "--help" || k == "-h") {
       std::printf(
           "usage: baton_bench_async [--chunks N] [--chunk-mib M] [--compute-iters I] [--reps R] [--out-dir DIR] [--quick]\n"
+          "                         [--only all|transfers|latency]\n"
           "Copies and H2D->compute->D2H pipelines of N chunks of M MiB (pinned and pageable) vs synchronous and\n"
           "hand-written 3-stream baselines. Writes DIR/async.csv and DIR/async.json.\n"
-          "Defaults: --chunks 16 --chunk-mib 64 --compute-iters 200 --reps 30 --out-dir .\n");
+          "--only transfers: copies, pipelines and staging alone (another size: the await does not depend on it);\n"
+          "--only latency: the await latency, tasks in flight and the idle reactor alone.\n"
+          "Defaults: --chunks 16 --chunk-mib 64 --compute-iters 200 --reps 30 --out-dir . --only all\n");
       return 0;
     } else if (k == "--chunks") a.chunks = std::atoi(val());
     else if (k == "--chunk-mib") a.chunk_mib = size_t(std::atol(val()));
@@ -171,6 +180,13 @@ int main(int argc, char** argv) {
     else if (k == "--reps") a.reps = std::atoi(val());
     else if (k == "--out-dir") a.out_dir = val();
     else if (k == "--quick") a.quick = true;
+    else if (k == "--only") {
+      a.only = val();
+      if (a.only != "all" && a.only != "transfers" && a.only != "latency") {
+        std::fprintf(stderr, "error: --only all|transfers|latency, got '%s'\n", a.only.c_str());
+        return 2;
+      }
+    }
     else {
       std::fprintf(stderr, "error: unknown option %s (see --help)\n", k.c_str());
       return 2;
@@ -235,424 +251,457 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "[async] %s (t = %.1f s)\n", what,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   };
-  // ---- copy ----
-  phase("copies");
-  const double copy_floor = double(bytes) / 55.3e9 * 1e6;
-  auto h2d = time_events([&] { return cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"); }, a.reps);
-  auto d2h = time_events([&] { return cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H"); }, a.reps);
-  event_pool order_events;
-  // Both directions at once: s2 joins s1 (after its start event), each stream copies one way, and
-  // s1 joins s2 again so that s1's stop event follows both copies.
-  auto both = time_events([&]() -> status {
-    BATON_TRY(gpu_order(order_events, s1, s2));
-    BATON_TRY(cuda_check(cudaMemcpyAsync(dB, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"));
-    BATON_TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s2.get()), "D2H"));
-    return gpu_order(order_events, s2, s1);
-  }, a.reps);
-  auto pageable = time_wall([&] { TRY(cuda_check(cudaMemcpy(dA, psrc.data(), bytes, cudaMemcpyHostToDevice), "pageable H2D")); }, std::max(3, a.reps / 5));
-  {
-    std::string sh = "bytes_mib=" + std::to_string(bytes >> 20);
-    auto gbps = [&](double us, double b) { return bench::fmt(b / us / 1e3); };
-    auto r1 = bench::timed_row("copy", sh + ";dir=h2d", "pinned-h2d", h2d, copy_floor, false, true);
-    r1.extra = {{"gb_per_s", gbps(r1.median_us, double(bytes))}};
-    auto r2 = bench::timed_row("copy", sh + ";dir=d2h", "pinned-d2h", d2h, copy_floor, false, true);
-    r2.extra = {{"gb_per_s", gbps(r2.median_us, double(bytes))}};
-    auto r3 = bench::timed_row("copy", sh + ";dir=both", "pinned-bidirectional", both, copy_floor, false, true);
-    r3.extra = {{"gb_per_s", gbps(r3.median_us, double(bytes)) + " each way"}};
-    auto r4 = bench::timed_row("copy", sh + ";dir=h2d", "pageable-sync", pageable, copy_floor, true, true);
-    r4.extra = {{"gb_per_s", gbps(r4.median_us, double(bytes))}};
-    rows.insert(rows.end(), {r1, r2, r3, r4});
-  }
-
-  // ---- stage totals for the pipeline floor ----
-  phase("stage totals");
-  auto comp = time_events([&] { return launch_transform(dA, dB, bytes, s1.ref(), iters); }, std::max(5, a.reps / 3));
-  const double h2d_us = bench::stats(h2d).median, d2h_us = bench::stats(d2h).median, comp_us = bench::stats(comp).median;
-  const double pipe_floor = std::max({h2d_us, d2h_us, comp_us});
-  std::printf("stage totals: H2D %.0f us, compute %.0f us, D2H %.0f us -> floor %.0f us\n", h2d_us, comp_us, d2h_us, pipe_floor);
-
-  // ---- pipeline, pinned ----
-  phase("pipeline (pinned)");
-  auto sync_pipeline = [&](const float* src, float* dst) {
-    for (int c = 0; c < a.chunks; ++c) {
-      size_t off = size_t(c) * C;
-      TRY(cuda_check(cudaMemcpy((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice), "H2D"));
-      TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s1.ref(), iters));
-      TRY(s1.ref().synchronize());
-      TRY(cuda_check(cudaMemcpy((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost), "D2H"));
-    }
-  };
-  stream* ss[3] = {&s1, &s2, &s3};
-  auto three_stream = [&](const float* src, float* dst) {
-    for (int c = 0; c < a.chunks; ++c) {
-      size_t off = size_t(c) * C;
-      cudaStream_t s = ss[c % 3]->get();
-      TRY(cuda_check(cudaMemcpyAsync((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice, s), "H2D"));
-      TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s, iters));
-      TRY(cuda_check(cudaMemcpyAsync((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost, s), "D2H"));
-    }
-    for (auto* s : ss) TRY(s->ref().synchronize());
-  };
-  compute_fn f = [&](const void* in, void* out, size_t b, stream_ref s) { return launch_transform(in, out, b, s, iters); };
-  auto pipe_variant = [&](int K, const float* src, float* dst, int reps) {
-    auto p = pipeline::create(pipeline_options{C, K});
-    TRY(p.error());
-    return time_wall([&] { TRY(p.value().run(src, dst, bytes, f)); }, reps);
-  };
-  auto verify = [&](const float* dst) { return check(psrc.data(), dst, n, iters); };
-  // The awaited form (co_await pipeline::run(ctx, ...)): the runner thread issues and stages; the
-  // caller's thread only starts the run and is resumed at the end. caller_cpu_us: the CPU time of
-  // the thread that co_awaits (CLOCK_THREAD_CPUTIME_ID around the whole awaited run, sync_wait's
-  // wake-up included): the work the pipeline costs its caller. The blocking run() costs the caller
-  // its pageable staging copies and its waits.
-  auto thread_cpu_us = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
-  };
-  auto await_variant = [&](int K, const float* src, float* dst, int reps, std::vector<double>& caller_cpu) {
-    auto p = pipeline::create(pipeline_options{C, K});
-    TRY(p.error());
-    thread_pool pool(1);
-    reactor r;
-    event_pool evs;
-    gpu_context ctx{r, pool, evs};
-    return time_wall([&] {
-      const double c0 = thread_cpu_us();
-      auto rep = sync_wait(p.value().run(ctx, src, dst, bytes, f));
-      caller_cpu.push_back(thread_cpu_us() - c0);
-      TRY(rep.error());
-      if (rep.value().chunks_completed != rep.value().chunks_total) TRY(status(errc::invalid_argument, "pipeline::run stopped early"));
-    }, reps);
-  };
-  auto await_row = [&](const std::string& wl, const std::vector<double>& us, std::vector<double> cpu, const float* dst) {
-    bench::Row r = bench::timed_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
-    cpu.erase(cpu.begin());  // the untimed first call
-    const double c = bench::stats(cpu).median;
-    char b[64];
-    std::snprintf(b, sizeof b, "%.1f", c);
-    r.extra = {{"caller_cpu_us", b}};
-    std::snprintf(b, sizeof b, "%.4f", r.median_us > 0 ? c / r.median_us : 0.0);
-    r.extra.push_back({"caller_cpu_fraction", b});
-    return r;
-  };
-  {
-    std::memset(hdst, 0xFF, bytes);
-    auto us = time_wall([&] { sync_pipeline(hsrc, hdst); }, a.reps);
-    rows.push_back(bench::timed_row("pipeline", shape, "sync", us, pipe_floor, true, verify(hdst)));
-    std::memset(hdst, 0xFF, bytes);
-    us = time_wall([&] { three_stream(hsrc, hdst); }, a.reps);
-    rows.push_back(bench::timed_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
-    for (int K : {2, 3}) {
-      std::memset(hdst, 0xFF, bytes);
-      us = pipe_variant(K, hsrc, hdst, a.reps);
-      rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
-    }
+  if (a.only != "latency") {  // transfers: copies, pipelines, staging
+    // ---- copy ----
+    phase("copies");
+    const double copy_floor = double(bytes) / 55.3e9 * 1e6;
+    auto h2d = time_events([&] { return cuda_check(cudaMemcpyAsync(dA, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"); }, a.reps);
+    auto d2h = time_events([&] { return cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s1.get()), "D2H"); }, a.reps);
+    event_pool order_events;
+    // Both directions at once: s2 joins s1 (after its start event), each stream copies one way, and
+    // s1 joins s2 again so that s1's stop event follows both copies.
+    auto both = time_events([&]() -> status {
+      BATON_TRY(gpu_order(order_events, s1, s2));
+      BATON_TRY(cuda_check(cudaMemcpyAsync(dB, hsrc, bytes, cudaMemcpyHostToDevice, s1.get()), "H2D"));
+      BATON_TRY(cuda_check(cudaMemcpyAsync(hdst, dA, bytes, cudaMemcpyDeviceToHost, s2.get()), "D2H"));
+      return gpu_order(order_events, s2, s1);
+    }, a.reps);
+    auto pageable = time_wall([&] { TRY(cuda_check(cudaMemcpy(dA, psrc.data(), bytes, cudaMemcpyHostToDevice), "pageable H2D")); }, std::max(3, a.reps / 5));
     {
-      std::memset(hdst, 0xFF, bytes);
-      std::vector<double> cpu;
-      us = await_variant(3, hsrc, hdst, a.reps, cpu);
-      rows.push_back(await_row("pipeline", us, cpu, hdst));
+      std::string sh = "bytes_mib=" + std::to_string(bytes >> 20);
+      auto gbps = [&](double us, double b) { return bench::fmt(b / us / 1e3); };
+      auto r1 = bench::timed_row("copy", sh + ";dir=h2d", "pinned-h2d", h2d, copy_floor, false, true);
+      r1.extra = {{"gb_per_s", gbps(r1.median_us, double(bytes))}};
+      auto r2 = bench::timed_row("copy", sh + ";dir=d2h", "pinned-d2h", d2h, copy_floor, false, true);
+      r2.extra = {{"gb_per_s", gbps(r2.median_us, double(bytes))}};
+      auto r3 = bench::timed_row("copy", sh + ";dir=both", "pinned-bidirectional", both, copy_floor, false, true);
+      r3.extra = {{"gb_per_s", gbps(r3.median_us, double(bytes)) + " each way"}};
+      auto r4 = bench::timed_row("copy", sh + ";dir=h2d", "pageable-sync", pageable, copy_floor, true, true);
+      r4.extra = {{"gb_per_s", gbps(r4.median_us, double(bytes))}};
+      rows.insert(rows.end(), {r1, r2, r3, r4});
     }
-    {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
-      auto p = pipeline::create(pipeline_options{C, 3});
-      TRY(p.error());
-      auto g = p.value().capture(hsrc, hdst, bytes, f, s1.ref());
-      TRY(g.error());
-      std::memset(hdst, 0xFF, bytes);
-      us = time_wall([&] {
-        TRY(g.value().launch(s1.ref()));
+
+    // ---- stage totals for the pipeline floor ----
+    phase("stage totals");
+    auto comp = time_events([&] { return launch_transform(dA, dB, bytes, s1.ref(), iters); }, std::max(5, a.reps / 3));
+    const double h2d_us = bench::stats(h2d).median, d2h_us = bench::stats(d2h).median, comp_us = bench::stats(comp).median;
+    const double pipe_floor = std::max({h2d_us, d2h_us, comp_us});
+    std::printf("stage totals: H2D %.0f us, compute %.0f us, D2H %.0f us -> floor %.0f us\n", h2d_us, comp_us, d2h_us, pipe_floor);
+
+    // ---- pipeline, pinned ----
+    phase("pipeline (pinned)");
+    auto sync_pipeline = [&](const float* src, float* dst) {
+      for (int c = 0; c < a.chunks; ++c) {
+        size_t off = size_t(c) * C;
+        TRY(cuda_check(cudaMemcpy((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice), "H2D"));
+        TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s1.ref(), iters));
         TRY(s1.ref().synchronize());
-      }, a.reps);
-      rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
-    }
-    // What the PCIe link allows any schedule of these copies (computed from this run's copy rows,
-    // not timed): chunk 0's H2D precedes every D2H and the last chunk's D2H follows every H2D, so
-    // one chunk each way runs alone at the one-direction rate; at best the other N-1 run both ways
-    // at once, at the measured bidirectional rate (the `copy dir=both` row).
-    const double link_bound = (h2d_us + d2h_us) / a.chunks + bench::stats(both).median * (a.chunks - 1) / a.chunks;
-    bench::Row lb = bench::timed_row("pipeline", shape, "link-bound (computed)", {link_bound}, pipe_floor, false, true);
-    lb.reps = 0;
-    rows.push_back(lb);
-    std::printf("pipeline: the link's bound for %d chunks is %.0f us = %.3fx the floor\n", a.chunks, link_bound,
-                link_bound / pipe_floor);
-  }
-  // ---- pipeline, pageable ----
-  phase("pipeline (pageable)");
-  {
-    const int preps = std::max(5, a.reps / 3);
-    std::memset(pdst.data(), 0xFF, bytes);
-    auto us = time_wall([&] { sync_pipeline(psrc.data(), pdst.data()); }, preps);
-    rows.push_back(bench::timed_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
-    std::memset(pdst.data(), 0xFF, bytes);
-    us = pipe_variant(3, psrc.data(), pdst.data(), preps);
-    rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
-    {
-      std::memset(pdst.data(), 0xFF, bytes);
-      std::vector<double> cpu;
-      us = await_variant(3, psrc.data(), pdst.data(), preps, cpu);
-      rows.push_back(await_row("pipeline-pageable", us, cpu, pdst.data()));
-    }
-    for (int t : {4, 8}) {  // pipeline_options::staging_threads (default: hardware threads, the row above)
-      std::memset(pdst.data(), 0xFF, bytes);
-      auto p = pipeline::create(pipeline_options{C, 3, t});
+        TRY(cuda_check(cudaMemcpy((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost), "D2H"));
+      }
+    };
+    stream* ss[3] = {&s1, &s2, &s3};
+    auto three_stream = [&](const float* src, float* dst) {
+      for (int c = 0; c < a.chunks; ++c) {
+        size_t off = size_t(c) * C;
+        cudaStream_t s = ss[c % 3]->get();
+        TRY(cuda_check(cudaMemcpyAsync((char*)dA + off, (const char*)src + off, C, cudaMemcpyHostToDevice, s), "H2D"));
+        TRY(launch_transform((char*)dA + off, (char*)dB + off, C, s, iters));
+        TRY(cuda_check(cudaMemcpyAsync((char*)dst + off, (char*)dB + off, C, cudaMemcpyDeviceToHost, s), "D2H"));
+      }
+      for (auto* s : ss) TRY(s->ref().synchronize());
+    };
+    compute_fn f = [&](const void* in, void* out, size_t b, stream_ref s) { return launch_transform(in, out, b, s, iters); };
+    auto pipe_variant = [&](int K, const float* src, float* dst, int reps) {
+      auto p = pipeline::create(pipeline_options{C, K});
       TRY(p.error());
-      us = time_wall([&] { TRY(p.value().run(psrc.data(), pdst.data(), bytes, f)); }, preps);
-      rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
-                              false, verify(pdst.data())));
-    }
-    // A pageable source into a pinned destination (the issue's "pageable source"): only the input
-    // is staged; the synchronous baseline gets the same buffers.
-    std::memset(hdst, 0xFF, bytes);
-    us = time_wall([&] { sync_pipeline(psrc.data(), hdst); }, preps);
-    rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "sync-pageable-src", us, pipe_floor, true, verify(hdst)));
-    std::memset(hdst, 0xFF, bytes);
-    us = pipe_variant(3, psrc.data(), hdst, preps);
-    rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(hdst)));
-  }
-
-  // ---- host copies: what staging costs ----
-  // The pageable pipeline's host side: `bytes` from pageable into pinned memory by a CopyTeam of
-  // T threads (the input staging), alone; GB/s in the extra column.
-  phase("host copies");
-  for (int t : {1, 4, 8, 16}) {
-    CopyTeam team(t);
-    auto us = time_wall([&] {
-      for (int c = 0; c < a.chunks; ++c) team.copy((char*)hsrc + size_t(c) * C, (const char*)psrc.data() + size_t(c) * C, C);
-    }, std::max(3, a.reps / 5));
-    bench::Row r = bench::timed_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
-                            "CopyTeam pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
-    r.extra = {{"gb_per_s", bench::fmt(double(bytes) / r.median_us / 1e3)}};
-    rows.push_back(r);
-  }
-
-  // ---- await latency ----
-  phase("await latency");
-  {
-    // The flag the kernel sets: pinned memory, which the GPU reaches at its host address (unified
-    // addressing), so the kernel writes it directly and a host thread sees the write.
-    pinned_pool flag_pool(sizeof(int), 1);
-    const pinned_buffer flag_mem = take(flag_pool.acquire(sizeof(int)), "pinned flag");
-    int* const flag = flag_mem.as<int>().data();
-    *flag = 0;
-    // The baseline's event keeps cudaEventCreate's flags (timing enabled), as in earlier runs'
-    // cudaEventSynchronize rows, so those rows stay comparable.
-    const event sync_event = take(event::create(/*timing=*/true), "event::create");
-    const int reps = a.quick ? 50 : 400;
-    std::atomic<bool> stop{false};
-    std::atomic<int> want{0};
-    std::atomic<long long> seen_ns{0};
-    auto ns_now = [] {
-      return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      return time_wall([&] { TRY(p.value().run(src, dst, bytes, f)); }, reps);
     };
-    // The monitor disarms (want: w -> 0) before it publishes the time: the waiter arms the next
-    // round only after it saw the time, so the monitor's last write of a round is always seen_ns.
-    // Disarming after publishing could overwrite the next round's arm, and the waiter would then
-    // wait for a time that is never published.
-    std::thread monitor([&] {
-      while (!stop.load(std::memory_order_relaxed)) {
-        int w = want.load(std::memory_order_acquire);
-        if (w != 0 && *(volatile int*)flag == w && want.compare_exchange_strong(w, 0, std::memory_order_acq_rel)) {
-          const long long t = ns_now();
-          seen_ns.store(t, std::memory_order_release);
-        }
-      }
-    });
-    auto arm = [&](int v) {
-      seen_ns.store(0);
-      want.store(v, std::memory_order_release);
-    };
-    auto flag_time = [&] {
-      long long t;
-      const long long give_up = ns_now() + 10'000'000'000LL;  // 10 s: the 50 us kernel's flag is lost
-      while ((t = seen_ns.load(std::memory_order_acquire)) == 0) {
-        if (ns_now() > give_up) {
-          std::fprintf(stderr, "error: await-latency: the kernel's flag was not seen within 10 s (monitor lost it)\n");
-          std::_Exit(3);
-        }
-      }
-      return t;
-    };
-    const unsigned kernel_ns = 50000;
-    std::vector<double> base;
-    for (int i = 1; i <= reps; ++i) {
-      arm(i);
-      sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, i, kernel_ns);
-      TRY(sync_event.record(s1));
-      TRY(sync_event.synchronize());
-      long long t = ns_now();
-      base.push_back(double(t - flag_time()) / 1e3);
-    }
-    auto coro = [&](completion_mode mode, reactor_options ro) {
-      inline_executor inl;
-      reactor r(ro);
-      event_pool evs;
-      gpu_context ctx{r, inl, evs, mode};
-      std::vector<double> lat;
-      auto body = [&]() -> task<status> {
-        for (int i = 1; i <= reps; ++i) {
-          arm(reps + i);
-          sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, reps + i, kernel_ns);
-          status st = co_await done(ctx, s1.ref());
-          long long t = ns_now();
-          if (!st.ok()) co_return st;
-          lat.push_back(double(t - flag_time()) / 1e3);
-        }
-        co_return status{};
-      };
-      TRY(sync_wait(body()));
-      return lat;
-    };
-    auto poll = coro(completion_mode::poll, reactor_options{});
-    reactor_options spin;  // latency-tuned: keep busy-polling while work is pending (up to ~0.1 s)
-    spin.spin_iterations = 200000;
-    auto poll_spin = coro(completion_mode::poll, spin);
-    auto cb = coro(completion_mode::host_callback, reactor_options{});
-    auto cb_spin = coro(completion_mode::host_callback, spin);
-    // The poll-mode trade-off (issue 18): a time window of yields before any sleep
-    // (reactor_options::yield_for) and the sleep cap (max_sleep), against the await's tail and the
-    // CPU the process burns while the 50 us waits are pending (process CPU time / wall time over
-    // the run: the reactor thread's spinning and yielding, the waiter's own work included).
-    struct sweep_point {
-      std::string name;
-      std::vector<double> lat;
-      double cpu_fraction = 0;
-    };
-    std::vector<sweep_point> sweep;
-    auto process_cpu_s = [] {
-      rusage u{};
-      getrusage(RUSAGE_SELF, &u);
-      return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-    };
-    // The monitor thread busy-polls the flag for the whole run: its CPU is the bench's, not the
-    // waiter's, so it is taken out of the sweep's cpu_fraction.
-    clockid_t monitor_clock{};
-    const bool have_monitor_clock = pthread_getcpuclockid(monitor.native_handle(), &monitor_clock) == 0;
-    auto monitor_cpu_s = [&] {
+    auto verify = [&](const float* dst) { return check(psrc.data(), dst, n, iters); };
+    // The awaited form (co_await pipeline::run(ctx, ...)): the runner thread issues and stages; the
+    // caller's thread only starts the run and is resumed at the end. caller_cpu_us: the CPU time of
+    // the thread that co_awaits (CLOCK_THREAD_CPUTIME_ID around the whole awaited run, sync_wait's
+    // wake-up included): the work the pipeline costs its caller. The blocking run() costs the caller
+    // its pageable staging copies and its waits.
+    auto thread_cpu_us = [] {
       timespec ts{};
-      if (!have_monitor_clock || clock_gettime(monitor_clock, &ts) != 0) return 0.0;
-      return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
     };
-    if (!have_monitor_clock) std::fprintf(stderr, "warning: await-latency: no CPU clock of the monitor thread; cpu_fraction includes it\n");
-    for (int yield_us : {0, 200, 2000})
-      for (int cap_us : {1000, 100, 20}) {
-        reactor_options ro;
-        ro.yield_for = std::chrono::microseconds(yield_us);
-        ro.max_sleep = std::chrono::microseconds(cap_us);
-        const double c0 = process_cpu_s() - monitor_cpu_s(), w0 = now_us();
-        sweep_point sp{"baton-await-poll-yield" + std::to_string(yield_us) + "-cap" + std::to_string(cap_us), {}, 0};
-        sp.lat = coro(completion_mode::poll, ro);
-        sp.cpu_fraction = (process_cpu_s() - monitor_cpu_s() - c0) / ((now_us() - w0) * 1e-6);
-        sweep.push_back(std::move(sp));
-      }
-    // The mechanism under callback mode: a bare cudaLaunchHostFunc whose function only stamps the
-    // time (what any callback-based waiter pays before it can do anything).
-    std::vector<double> raw_cb;
+    auto await_variant = [&](int K, const float* src, float* dst, int reps, std::vector<double>& caller_cpu) {
+      auto p = pipeline::create(pipeline_options{C, K});
+      TRY(p.error());
+      thread_pool pool(1);
+      reactor r;
+      event_pool evs;
+      gpu_context ctx{r, pool, evs};
+      return time_wall([&] {
+        const double c0 = thread_cpu_us();
+        auto rep = sync_wait(p.value().run(ctx, src, dst, bytes, f));
+        caller_cpu.push_back(thread_cpu_us() - c0);
+        TRY(rep.error());
+        if (rep.value().chunks_completed != rep.value().chunks_total) TRY(status(errc::invalid_argument, "pipeline::run stopped early"));
+      }, reps);
+    };
+    auto await_row = [&](const std::string& wl, const std::vector<double>& us, std::vector<double> cpu, const float* dst) {
+      bench::Row r = bench::timed_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
+      cpu.erase(cpu.begin());  // the untimed first call
+      const double c = bench::stats(cpu).median;
+      char b[64];
+      std::snprintf(b, sizeof b, "%.1f", c);
+      r.extra = {{"caller_cpu_us", b}};
+      std::snprintf(b, sizeof b, "%.4f", r.median_us > 0 ? c / r.median_us : 0.0);
+      r.extra.push_back({"caller_cpu_fraction", b});
+      return r;
+    };
     {
-      static std::atomic<long long> stamp{0};
-      for (int i = 1; i <= reps; ++i) {
-        arm(3 * reps + i);
-        stamp.store(0);
-        sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, 3 * reps + i, kernel_ns);
-        TRY(cuda_check(cudaLaunchHostFunc(s1.get(), [](void*) {
-          stamp.store((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch()).count(), std::memory_order_release);
-        }, nullptr), "cudaLaunchHostFunc"));
+      std::memset(hdst, 0xFF, bytes);
+      auto us = time_wall([&] { sync_pipeline(hsrc, hdst); }, a.reps);
+      rows.push_back(bench::timed_row("pipeline", shape, "sync", us, pipe_floor, true, verify(hdst)));
+      std::memset(hdst, 0xFF, bytes);
+      us = time_wall([&] { three_stream(hsrc, hdst); }, a.reps);
+      rows.push_back(bench::timed_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
+      for (int K : {2, 3}) {
+        std::memset(hdst, 0xFF, bytes);
+        us = pipe_variant(K, hsrc, hdst, a.reps);
+        rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
+      }
+      {
+        std::memset(hdst, 0xFF, bytes);
+        std::vector<double> cpu;
+        us = await_variant(3, hsrc, hdst, a.reps, cpu);
+        rows.push_back(await_row("pipeline", us, cpu, hdst));
+      }
+      {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
+        auto p = pipeline::create(pipeline_options{C, 3});
+        TRY(p.error());
+        auto g = p.value().capture(hsrc, hdst, bytes, f, s1.ref());
+        TRY(g.error());
+        std::memset(hdst, 0xFF, bytes);
+        us = time_wall([&] {
+          TRY(g.value().launch(s1.ref()));
+          TRY(s1.ref().synchronize());
+        }, a.reps);
+        rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-graph", us, pipe_floor, false, verify(hdst)));
+      }
+      // What the PCIe link allows any schedule of these copies (computed from this run's copy rows,
+      // not timed): chunk 0's H2D precedes every D2H and the last chunk's D2H follows every H2D, so
+      // one chunk each way runs alone at the one-direction rate; at best the other N-1 run both ways
+      // at once, at the measured bidirectional rate (the `copy dir=both` row).
+      const double link_bound = (h2d_us + d2h_us) / a.chunks + bench::stats(both).median * (a.chunks - 1) / a.chunks;
+      bench::Row lb = bench::timed_row("pipeline", shape, "link-bound (computed)", {link_bound}, pipe_floor, false, true);
+      lb.reps = 0;
+      rows.push_back(lb);
+      std::printf("pipeline: the link's bound for %d chunks is %.0f us = %.3fx the floor\n", a.chunks, link_bound,
+                  link_bound / pipe_floor);
+    }
+    // ---- pipeline, pageable ----
+    phase("pipeline (pageable)");
+    {
+      const int preps = std::max(5, a.reps / 3);
+      std::memset(pdst.data(), 0xFF, bytes);
+      auto us = time_wall([&] { sync_pipeline(psrc.data(), pdst.data()); }, preps);
+      rows.push_back(bench::timed_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
+      std::memset(pdst.data(), 0xFF, bytes);
+      us = pipe_variant(3, psrc.data(), pdst.data(), preps);
+      rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
+      {
+        std::memset(pdst.data(), 0xFF, bytes);
+        std::vector<double> cpu;
+        us = await_variant(3, psrc.data(), pdst.data(), preps, cpu);
+        rows.push_back(await_row("pipeline-pageable", us, cpu, pdst.data()));
+      }
+      for (int t : {4, 8}) {  // pipeline_options::staging_threads (default: hardware threads, the row above)
+        std::memset(pdst.data(), 0xFF, bytes);
+        auto p = pipeline::create(pipeline_options{C, 3, t});
+        TRY(p.error());
+        us = time_wall([&] { TRY(p.value().run(psrc.data(), pdst.data(), bytes, f)); }, preps);
+        rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3-staging" + std::to_string(t), us, pipe_floor,
+                                false, verify(pdst.data())));
+      }
+      // A pageable source into a pinned destination (the issue's "pageable source"): only the input
+      // is staged; the synchronous baseline gets the same buffers.
+      std::memset(hdst, 0xFF, bytes);
+      us = time_wall([&] { sync_pipeline(psrc.data(), hdst); }, preps);
+      rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "sync-pageable-src", us, pipe_floor, true, verify(hdst)));
+      std::memset(hdst, 0xFF, bytes);
+      us = pipe_variant(3, psrc.data(), hdst, preps);
+      rows.push_back(bench::timed_row("pipeline-pageable-src", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(hdst)));
+    }
+
+    // ---- host copies: what staging costs ----
+    // The pageable pipeline's host side: `bytes` from pageable into pinned memory by a CopyTeam of
+    // T threads (the input staging), alone; GB/s in the extra column.
+    phase("host copies");
+    for (int t : {1, 4, 8, 16}) {
+      CopyTeam team(t);
+      auto us = time_wall([&] {
+        for (int c = 0; c < a.chunks; ++c) team.copy((char*)hsrc + size_t(c) * C, (const char*)psrc.data() + size_t(c) * C, C);
+      }, std::max(3, a.reps / 5));
+      bench::Row r = bench::timed_row("host-copy", "bytes_mib=" + std::to_string(bytes >> 20) + ";threads=" + std::to_string(t),
+                              "CopyTeam pageable->pinned", us, 0.0, t == 1, std::memcmp(hsrc, psrc.data(), bytes) == 0);
+      r.extra = {{"gb_per_s", bench::fmt(double(bytes) / r.median_us / 1e3)}};
+      rows.push_back(r);
+    }
+
+  }
+  if (a.only != "transfers") {  // the await: latency, tasks in flight, idle reactor
+    // ---- await latency ----
+    phase("await latency");
+    {
+      // The flag the kernel sets: pinned memory, which the GPU reaches at its host address (unified
+      // addressing), so the kernel writes it directly and a host thread sees the write.
+      pinned_pool flag_pool(sizeof(int), 1);
+      const pinned_buffer flag_mem = take(flag_pool.acquire(sizeof(int)), "pinned flag");
+      int* const flag = flag_mem.as<int>().data();
+      *flag = 0;
+      // The baseline's event keeps cudaEventCreate's flags (timing enabled), as in earlier runs'
+      // cudaEventSynchronize rows, so those rows stay comparable.
+      const event sync_event = take(event::create(/*timing=*/true), "event::create");
+      const int reps = a.quick ? 50 : 400;
+      std::atomic<bool> stop{false};
+      std::atomic<int> want{0};
+      std::atomic<long long> seen_ns{0};
+      std::atomic<long long> prev_ns{0};  // the monitor's last poll before seen_ns that did not see the flag
+      auto ns_now = [] {
+        return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      };
+      // The monitor disarms (want: w -> 0) before it publishes the time: the waiter arms the next
+      // round only after it saw the time, so the monitor's last write of a round is always seen_ns.
+      // Disarming after publishing could overwrite the next round's arm, and the waiter would then
+      // wait for a time that is never published.
+      // The flag became visible in (prev_ns, seen_ns]; bench/common/latency.hpp keeps a sample only when
+      // that window is short (the monitor was running) and counts the others.
+      std::thread monitor([&] {
+        long long last = ns_now();
+        while (!stop.load(std::memory_order_relaxed)) {
+          const long long poll = ns_now();  // stamped before this poll reads the flag
+          int w = want.load(std::memory_order_acquire);
+          if (w != 0 && *(volatile int*)flag == w && want.compare_exchange_strong(w, 0, std::memory_order_acq_rel)) {
+            const long long t = ns_now();
+            prev_ns.store(last, std::memory_order_relaxed);
+            seen_ns.store(t, std::memory_order_release);
+          }
+          last = poll;
+        }
+      });
+      // The monitor on a core of its own where the process may use more than one: a descheduled monitor
+      // stamps the flag late (the samples it spoils are dropped, not kept, but fewer is better).
+      {
+        cpu_set_t allowed;
+        CPU_ZERO(&allowed);
+        if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 2) {
+          int last_cpu = -1;
+          for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &allowed)) last_cpu = c;
+          cpu_set_t one;
+          CPU_ZERO(&one);
+          CPU_SET(last_cpu, &one);
+          if (pthread_setaffinity_np(monitor.native_handle(), sizeof one, &one) != 0)
+            std::fprintf(stderr, "warning: await-latency: could not pin the monitor thread\n");
+        }
+      }
+      auto arm = [&](int v) {
+        seen_ns.store(0);
+        want.store(v, std::memory_order_release);
+      };
+      // One sample: the waiter ran again at `resumed`; waits for the monitor's stamps of this round.
+      auto observe = [&](long long resumed) {
         long long t;
-        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while ((t = stamp.load(std::memory_order_acquire)) == 0) {
-          if (std::chrono::steady_clock::now() > give_up) {
-            std::fprintf(stderr, "error: await-latency: the host function did not run within 10 s\n");
+        const long long give_up = ns_now() + 10'000'000'000LL;  // 10 s: the 50 us kernel's flag is lost
+        while ((t = seen_ns.load(std::memory_order_acquire)) == 0) {
+          if (ns_now() > give_up) {
+            std::fprintf(stderr, "error: await-latency: the kernel's flag was not seen within 10 s (monitor lost it)\n");
             std::_Exit(3);
           }
         }
-        raw_cb.push_back(double(t - flag_time()) / 1e3);
-      }
-      TRY(s1.ref().synchronize());
-    }
-    stop = true;
-    monitor.join();
-    auto pct = [](std::vector<double> v, double q) {
-      std::sort(v.begin(), v.end());
-      return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
-    };
-    for (const char* stat : {"median", "p99"}) {
-      const double q = std::string(stat) == "median" ? 0.5 : 0.99;
-      const std::string sh = "stat=" + std::string(stat) + ";kernel_us=50";
-      auto add = [&](const char* variant, const std::vector<double>& v, bool baseline) {
-        auto st = bench::stats(v);
-        bench::Row r = bench::timed_row("await-latency", sh, variant, v, 0.0, baseline, true);
-        r.median_us = pct(v, q);
-        r.min_us = st.min;
-        r.max_us = st.max;
-        rows.push_back(r);
+        return bench::LatencyObservation{prev_ns.load(std::memory_order_relaxed), t, resumed};
       };
-      add("cudaEventSynchronize", base, true);
-      add("baton-await-poll", poll, false);
-      add("baton-await-poll-spin", poll_spin, false);
-      add("baton-await-callback", cb, false);
-      add("baton-await-callback-spin", cb_spin, false);
-      add("cudaLaunchHostFunc", raw_cb, false);
-      for (const sweep_point& sp : sweep) {
-        add(sp.name.c_str(), sp.lat, false);
-        rows.back().extra = {{"cpu_fraction", bench::fmt(sp.cpu_fraction)}};
+      const unsigned kernel_ns = 50000;
+      bench::LatencySeries base;
+      for (int i = 1; i <= reps; ++i) {
+        arm(i);
+        sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, i, kernel_ns);
+        TRY(sync_event.record(s1));
+        TRY(sync_event.synchronize());
+        base.add(observe(ns_now()));
       }
-    }
-  }
-
-  // ---- tasks in flight ----
-  phase("tasks in flight");
-  {
-    std::vector<stream> ss16;
-    for (int i = 0; i < 16; ++i) ss16.push_back(take(stream::create(), "stream::create"));
-    const device_buffer counters_mem = take(bench::device_alloc(1000 * sizeof(int), s1, "counters"), "device memory");
-    int* const counters = bench::device_ptr<int>(counters_mem);
-    TRY(s1.ref().synchronize());  // allocated in s1's order, used on the 16 streams
-    double rate10 = 0;
-    for (int tasks : {10, 100, 1000}) {
-      thread_pool pool(4);
-      reactor r;
-      event_pool evs;
-      gpu_context ctx{r, pool, evs, completion_mode::poll};
-      const int per = 20;
-      std::vector<double> us;
-      for (int rep = 0; rep < (a.quick ? 2 : 5); ++rep) {
-        std::vector<task<status>> ts;
-        auto one = [&](int i) -> task<status> {
-          for (int k = 0; k < per; ++k) {
-            tiny<<<1, 1, 0, ss16[size_t(i % 16)].get()>>>(counters + i);
-            status st = co_await done(ctx, ss16[size_t(i % 16)].ref());
+      auto coro = [&](completion_mode mode, reactor_options ro) {
+        inline_executor inl;
+        reactor r(ro);
+        event_pool evs;
+        gpu_context ctx{r, inl, evs, mode};
+        bench::LatencySeries lat;
+        auto body = [&]() -> task<status> {
+          for (int i = 1; i <= reps; ++i) {
+            arm(reps + i);
+            sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, reps + i, kernel_ns);
+            status st = co_await done(ctx, s1.ref());
+            const long long t = ns_now();
             if (!st.ok()) co_return st;
+            lat.add(observe(t));
           }
           co_return status{};
         };
-        for (int i = 0; i < tasks; ++i) ts.push_back(one(i));
-        double t0 = now_us();
-        auto res = sync_wait(when_all(std::move(ts)));
-        double t = now_us() - t0;
-        for (auto& x : res) TRY(x);
-        us.push_back(t / double(tasks * per));
+        TRY(sync_wait(body()));
+        return lat;
+      };
+      auto poll = coro(completion_mode::poll, reactor_options{});
+      reactor_options spin;  // latency-tuned: keep busy-polling while work is pending (up to ~0.1 s)
+      spin.spin_iterations = 200000;
+      auto poll_spin = coro(completion_mode::poll, spin);
+      auto cb = coro(completion_mode::host_callback, reactor_options{});
+      auto cb_spin = coro(completion_mode::host_callback, spin);
+      // The poll-mode trade-off (issue 18): a time window of yields before any sleep
+      // (reactor_options::yield_for) and the sleep cap (max_sleep), against the await's tail and the
+      // CPU the process burns while the 50 us waits are pending (process CPU time / wall time over
+      // the run: the reactor thread's spinning and yielding, the waiter's own work included).
+      struct sweep_point {
+        std::string name;
+        bench::LatencySeries lat;
+        double cpu_fraction = 0;
+      };
+      std::vector<sweep_point> sweep;
+      auto process_cpu_s = [] {
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+      };
+      // The monitor thread busy-polls the flag for the whole run: its CPU is the bench's, not the
+      // waiter's, so it is taken out of the sweep's cpu_fraction.
+      clockid_t monitor_clock{};
+      const bool have_monitor_clock = pthread_getcpuclockid(monitor.native_handle(), &monitor_clock) == 0;
+      auto monitor_cpu_s = [&] {
+        timespec ts{};
+        if (!have_monitor_clock || clock_gettime(monitor_clock, &ts) != 0) return 0.0;
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+      };
+      if (!have_monitor_clock) std::fprintf(stderr, "warning: await-latency: no CPU clock of the monitor thread; cpu_fraction includes it\n");
+      for (int yield_us : {0, 200, 2000})
+        for (int cap_us : {1000, 100, 20}) {
+          reactor_options ro;
+          ro.yield_for = std::chrono::microseconds(yield_us);
+          ro.max_sleep = std::chrono::microseconds(cap_us);
+          const double c0 = process_cpu_s() - monitor_cpu_s(), w0 = now_us();
+          sweep_point sp{"baton-await-poll-yield" + std::to_string(yield_us) + "-cap" + std::to_string(cap_us), {}, 0};
+          sp.lat = coro(completion_mode::poll, ro);
+          sp.cpu_fraction = (process_cpu_s() - monitor_cpu_s() - c0) / ((now_us() - w0) * 1e-6);
+          sweep.push_back(std::move(sp));
+        }
+      // The mechanism under callback mode: a bare cudaLaunchHostFunc whose function only stamps the
+      // time (what any callback-based waiter pays before it can do anything).
+      bench::LatencySeries raw_cb;
+      {
+        static std::atomic<long long> stamp{0};
+        for (int i = 1; i <= reps; ++i) {
+          arm(3 * reps + i);
+          stamp.store(0);
+          sleep_then_flag<<<1, 1, 0, s1.get()>>>(flag, 3 * reps + i, kernel_ns);
+          TRY(cuda_check(cudaLaunchHostFunc(s1.get(), [](void*) {
+            stamp.store((long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count(), std::memory_order_release);
+          }, nullptr), "cudaLaunchHostFunc"));
+          long long t;
+          const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while ((t = stamp.load(std::memory_order_acquire)) == 0) {
+            if (std::chrono::steady_clock::now() > give_up) {
+              std::fprintf(stderr, "error: await-latency: the host function did not run within 10 s\n");
+              std::_Exit(3);
+            }
+          }
+          raw_cb.add(observe(t));
+        }
+        TRY(s1.ref().synchronize());
       }
-      bench::Row row = bench::timed_row("inflight", "tasks=" + std::to_string(tasks) + ";streams=16;awaits_per_task=20",
-                                "baton-await-poll", us, 0.0, false, true);
-      const double rate = 1e6 / row.median_us;
-      if (tasks == 10) rate10 = rate;
-      row.extra = {{"completions_per_s", bench::fmt(rate)}, {"rate_vs_tasks10", bench::fmt(rate10 > 0 ? rate / rate10 : 0)}};
+      stop = true;
+      monitor.join();
+      auto pct = [](std::vector<double> v, double q) {
+        std::sort(v.begin(), v.end());
+        return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+      };
+      for (const char* stat : {"median", "p99"}) {
+        const double q = std::string(stat) == "median" ? 0.5 : 0.99;
+        const std::string sh = "stat=" + std::string(stat) + ";kernel_us=50";
+        // A variant whose samples were nearly all dropped has no statistic to report: correct 0.
+        auto add = [&](const char* variant, const bench::LatencySeries& series, bool baseline) {
+          const std::vector<double>& v = series.us;
+          const bool enough = v.size() * 2 >= v.size() + size_t(series.dropped()) && !v.empty();
+          const std::vector<double> use = v.empty() ? std::vector<double>{0.0} : v;
+          auto st = bench::stats(use);
+          bench::Row r = bench::timed_row("await-latency", sh, variant, use, 0.0, baseline, enough);
+          r.median_us = pct(use, q);
+          r.min_us = st.min;
+          r.max_us = st.max;
+          r.extra = {{"dropped", std::to_string(series.dropped())}};
+          rows.push_back(r);
+        };
+        add("cudaEventSynchronize", base, true);
+        add("baton-await-poll", poll, false);
+        add("baton-await-poll-spin", poll_spin, false);
+        add("baton-await-callback", cb, false);
+        add("baton-await-callback-spin", cb_spin, false);
+        add("cudaLaunchHostFunc", raw_cb, false);
+        for (const sweep_point& sp : sweep) {
+          add(sp.name.c_str(), sp.lat, false);
+          rows.back().extra.push_back({"cpu_fraction", bench::fmt(sp.cpu_fraction)});
+        }
+      }
+    }
+
+    // ---- tasks in flight ----
+    phase("tasks in flight");
+    {
+      std::vector<stream> ss16;
+      for (int i = 0; i < 16; ++i) ss16.push_back(take(stream::create(), "stream::create"));
+      const device_buffer counters_mem = take(bench::device_alloc(1000 * sizeof(int), s1, "counters"), "device memory");
+      int* const counters = bench::device_ptr<int>(counters_mem);
+      TRY(s1.ref().synchronize());  // allocated in s1's order, used on the 16 streams
+      double rate10 = 0;
+      for (int tasks : {10, 100, 1000}) {
+        thread_pool pool(4);
+        reactor r;
+        event_pool evs;
+        gpu_context ctx{r, pool, evs, completion_mode::poll};
+        const int per = 20;
+        std::vector<double> us;
+        for (int rep = 0; rep < (a.quick ? 2 : 5); ++rep) {
+          std::vector<task<status>> ts;
+          auto one = [&](int i) -> task<status> {
+            for (int k = 0; k < per; ++k) {
+              tiny<<<1, 1, 0, ss16[size_t(i % 16)].get()>>>(counters + i);
+              status st = co_await done(ctx, ss16[size_t(i % 16)].ref());
+              if (!st.ok()) co_return st;
+            }
+            co_return status{};
+          };
+          for (int i = 0; i < tasks; ++i) ts.push_back(one(i));
+          double t0 = now_us();
+          auto res = sync_wait(when_all(std::move(ts)));
+          double t = now_us() - t0;
+          for (auto& x : res) TRY(x);
+          us.push_back(t / double(tasks * per));
+        }
+        bench::Row row = bench::timed_row("inflight", "tasks=" + std::to_string(tasks) + ";streams=16;awaits_per_task=20",
+                                  "baton-await-poll", us, 0.0, false, true);
+        const double rate = 1e6 / row.median_us;
+        if (tasks == 10) rate10 = rate;
+        row.extra = {{"completions_per_s", bench::fmt(rate)}, {"rate_vs_tasks10", bench::fmt(rate10 > 0 ? rate / rate10 : 0)}};
+        rows.push_back(row);
+      }
+    }
+
+    // ---- idle reactor CPU ----
+    phase("idle reactor");
+    {
+      reactor r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      double c0 = cpu_seconds(), t0 = now_us();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      double cpu = cpu_seconds() - c0, wall = (now_us() - t0) / 1e6;
+      bench::Row row = bench::timed_row("reactor-idle", "seconds=1", "baton-reactor", {wall * 1e6}, 0.0, false, true);
+      row.extra = {{"cpu_percent", bench::fmt(100.0 * cpu / wall)}};
       rows.push_back(row);
     }
-  }
 
-  // ---- idle reactor CPU ----
-  phase("idle reactor");
-  {
-    reactor r;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    double c0 = cpu_seconds(), t0 = now_us();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    double cpu = cpu_seconds() - c0, wall = (now_us() - t0) / 1e6;
-    bench::Row row = bench::timed_row("reactor-idle", "seconds=1", "baton-reactor", {wall * 1e6}, 0.0, false, true);
-    row.extra = {{"cpu_percent", bench::fmt(100.0 * cpu / wall)}};
-    rows.push_back(row);
   }
 
   const bool ok = bench::publish(rows, env, a.out_dir, "async");

@@ -31,7 +31,7 @@ cp scripts/plot_timeline.py scripts/plot_bench.py scripts/plot_conv.py bench/con
 # The attention bench's merge.py is staged as attention_merge.py (bench/conv/merge.py holds the name).
 cp scripts/plot_attention.py bench/attention/sdpa_baseline.py .device/bin/
 cp bench/attention/merge.py .device/bin/attention_merge.py
-cp bench/common/results.py .device/bin/  # the bench scripts' shared module
+cp bench/common/results.py bench/common/concat_results.py .device/bin/  # the bench scripts' shared module
 echo "${BATON_COMMIT:-$(git describe --always --dirty --abbrev=12)}" > .device/bin/COMMIT
 echo "BATON_MLP_EXTRA_KERNELS=ON" > .device/bin/BUILD_OPTIONS
 du -sh .device/bin

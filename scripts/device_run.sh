@@ -251,6 +251,17 @@ fi
 if want async; then
 step "async benchmark"
 timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --out-dir "$DEST" 2>&1 | tee -a "$log" || fail=1
+# The transfers at issue 18's other sizes (16 x 64 MiB is the run above), joined into one async.csv.
+sizes=()
+for sz in 5x300 64x4 256x1; do
+  step "async transfers: $sz (chunks x MiB)"
+  mkdir -p "$DEST/async-sizes/$sz"
+  timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_async" --only transfers --chunks "${sz%x*}" --chunk-mib "${sz#*x}" \
+    --out-dir "$DEST/async-sizes/$sz" 2>&1 | grep -E "^pipeline|error" | tee -a "$log" || fail=1
+  [ -f "$DEST/async-sizes/$sz/async.csv" ] && sizes+=("$DEST/async-sizes/$sz/async.csv")
+done
+[ -f "$DEST/async.csv" ] && [ ${#sizes[@]} -gt 0 ] && \
+  python3 "$BIN/concat_results.py" --out "$DEST/async.csv" "$DEST/async.csv" "${sizes[@]}" 2>&1 | tee -a "$log"
 fi
 
 if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
