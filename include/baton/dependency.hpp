@@ -289,7 +289,7 @@ struct CheckReport {
   // Every read of k-block k is covered by the waits of k-block k alone, not only by those of
   // k-blocks <= k. Then a split-K part that starts at k-block k_begin > 0 may skip the waits of the
   // k-blocks before it (horizon.hpp); otherwise its first k-block makes all of them, one serial
-  // acquire each (docs/conv.md: kblock conv chains at split 8 spent ~180 us on that prefix).
+  // acquire each (docs/conv.md measures what that cost the conv chain's per-k-block waits).
   bool k_local = true;
   [[nodiscard]] bool sound() const { return result.ok(); }
   [[nodiscard]] std::string summary() const {
