@@ -67,6 +67,11 @@ step "examples"
 timeout 60 "$BIN/baton_example_two_stage" 2>&1 | tee -a "$log" || fail=1
 timeout 60 "$BIN/baton_example_inference_loop" 2>&1 | tee -a "$log" || fail=1
 timeout 120 "$BIN/baton_example_file_stream" --self-test 2>&1 | tee -a "$log" || fail=1
+# The awaitable pipeline as a user's program: a whole run, then one cancelled part-way.
+if [ -x "$BIN/baton_example_stream_process" ]; then
+  timeout 120 "$BIN/baton_example_stream_process" --mib 1024 2>&1 | tee -a "$log" || fail=1
+  timeout 120 "$BIN/baton_example_stream_process" --mib 4096 --cancel-after-ms 30 2>&1 | tee -a "$log" || fail=1
+fi
 fi
 
 if want sync; then
