@@ -130,34 +130,90 @@ TEST(AttentionPlan, PadsQueriesToAMultipleOfEight) {
 
 // ---- the plan ----------------------------------------------------------------------------------------
 
+// The cost model's time of a GEMM as the chain's batched 128 x 128 kernel (what plan_attention
+// weighs a flat GEMM against), recomputed here from mlp_cost.hpp.
+double tiled_us(int tokens, int n, int k, int sms) {
+  return ops::mlp_gemm_cost_us(ops::MlpCostModel{}, ops::MlpGemmShape{tokens, n, k, 128, 1, 1, 0}, sms);
+}
+
 TEST(AttentionPlan, PrefillWaitsWhereTheProducerLeavesSMsIdle) {
   // GPT-3 TP8, 1 x 2048: QKV 16 x 36 = 576 CTAs (last wave: 48 of 132, 84 idle); attention 192
-  // tiles, causal over 16 query blocks.
+  // tiles, causal over 16 query blocks. The waits' rule says kblock on both edges; then the flat
+  // GEMMs (128x192 / 128x256 tiles) are modeled far faster than the 128 x 128 ones the waits need.
+  ops::AttentionOptions waits;
+  waits.qkv_to_attention = waits.attention_to_oproj = AttentionEdgePolicy::kblock;
   auto p = ops::plan_attention(gpt3(1, 2048), 132);
   ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::kblock) << p.value().log_line();
-  EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::kblock) << p.value().log_line();
-  EXPECT_NE(p.value().log_line().find("qkv's last wave leaves 84 of 132 SMs idle"), std::string::npos) << p.value().log_line();
   std::printf("%s\n", p.value().log_line().c_str());
+  EXPECT_NE(p.value().log_line().find("qkv's last wave leaves 84 of 132 SMs idle -> none: the flat qkv GEMM is modeled"),
+            std::string::npos) << p.value().log_line();
+  EXPECT_NE(p.value().log_line().find("attention's last wave leaves 72 of 132 SMs idle -> none"), std::string::npos)
+      << p.value().log_line();
+  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none);
+  EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::none);
+  EXPECT_TRUE(p.value().qkv_flat() && p.value().oproj_flat());
+  EXPECT_LT(p.value().qkv_gemm.expected_us, 0.95 * tiled_us(2048, 3 * 12 * 128, 12288, 132));
+  // Asked for, the waits keep the batched 128 x 128 kernels (the program's tiles and grids).
+  p = ops::plan_attention(gpt3(1, 2048), 132, waits);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::kblock);
+  EXPECT_EQ(p.value().qkv_gemm.form, (ops::GemmForm{ops::GemmOperands::plain, 128, 1, false}));
+  EXPECT_EQ(p.value().qkv_gemm.grid, gpt3(1, 2048).qkv_grid());
+  EXPECT_EQ(p.value().oproj_gemm.grid, gpt3(1, 2048).oproj_grid());
+  EXPECT_NE(p.value().log_line().find("GEMMs 128x128 batched / 128x128 batched"), std::string::npos) << p.value().log_line();
   // On 96 SMs the QKV GEMM's 576 CTAs and the attention's 192 tiles fill whole waves, and neither
   // consumer fits one: no semaphores on qkv -> attention; the causal attention's tail (tiles of 1
-  // to 16 key blocks) still feeds O-proj.
+  // to 16 key blocks) would still feed O-proj.
   p = ops::plan_attention(gpt3(1, 2048), 96);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none) << p.value().log_line();
-  EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::kblock) << p.value().log_line();
   EXPECT_NE(p.value().log_line().find("causal over 16 query blocks"), std::string::npos) << p.value().log_line();
   EXPECT_NE(p.value().log_line().find("192 attention CTAs and a full last wave of qkv"), std::string::npos) << p.value().log_line();
-  // 64 sequences of 128 on 128 SMs: full last waves everywhere, one query block: none, none.
-  p = ops::plan_attention(gpt3(64, 128), 128);
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none) << p.value().log_line();
-  EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::none) << p.value().log_line();
   // A small prefill: every consumer fits one wave.
   p = ops::plan_attention(llama(1, 512), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::kblock);
   EXPECT_NE(p.value().reason.find("attention's 32 CTAs fit one wave"), std::string::npos) << p.value().reason;
+}
+
+// Over a sweep of shapes and SM counts, an automatic edge ends none exactly when the waits' rule
+// says none or the flat GEMM is modeled more than kAttentionFlatGemmGain faster than the 128 x 128
+// one; a flat GEMM's plan is plan_free_gemm's for the flat extents, a batched one the chain's tiles.
+TEST(AttentionPlan, FlatGemmsReplaceTheWaitsOnlyWhereTheModelSaysSo) {
+  int flat = 0, kept = 0;
+  for (int sms : {66, 114, 132})
+    for (int heads : {4, 8, 12, 16})
+      for (int b : {1, 2, 4, 8})
+        for (int seq : {100, 512, 1000, 2048}) {
+          const AttentionShape s = prefill(b, seq, heads, 8);
+          auto p = ops::plan_attention(s, sms);
+          ASSERT_TRUE(p.ok()) << s.str();
+          const auto& pl = p.value();
+          const int tokens = int(s.padded_tokens());
+          struct Edge {
+            bool is_flat;
+            const ops::FreeGemmPlan& g;
+            int n, k;
+            const char* name;
+          };
+          for (const Edge& e : {Edge{pl.qkv_flat(), pl.qkv_gemm, 3 * s.width(), s.hidden, "qkv"},
+                                Edge{pl.oproj_flat(), pl.oproj_gemm, s.hidden, s.width(), "oproj"}}) {
+            const double tiled = tiled_us(tokens, e.n, e.k, sms);
+            auto free = ops::plan_free_gemm(tokens, e.n, e.k, sms);
+            ASSERT_TRUE(free.ok());
+            if (e.is_flat) {
+              EXPECT_EQ(e.g, free.value()) << pl.log_line();
+              const bool by_model = pl.reason.find(std::string("the flat ") + e.name + " GEMM is modeled") != std::string::npos;
+              if (by_model) EXPECT_LT(free.value().expected_us, (1 - ops::kAttentionFlatGemmGain) * tiled) << pl.log_line();
+              flat += by_model;
+            } else {
+              EXPECT_GE(free.value().expected_us, (1 - ops::kAttentionFlatGemmGain) * tiled) << e.name << ": " << pl.log_line();
+              EXPECT_EQ(e.g.form, (ops::GemmForm{ops::GemmOperands::plain, 128, 1, false})) << pl.log_line();
+              ++kept;
+            }
+          }
+        }
+  std::printf("flat GEMMs over the waits' kblock: %d edges; kblock kept: %d edges\n", flat, kept);
+  EXPECT_GT(flat, 0);
 }
 
 // docs/attention.md quotes this test's lines (an excerpt marker: they must stay here, in order).
@@ -167,12 +223,14 @@ TEST(AttentionPlan, DocExample) {
   result<AttentionPlan> plan = plan_attention(s, /*sms=*/132);  // a status for a shape the kernels cannot take
   ASSERT_TRUE(plan.ok()) << plan.error().to_string();
   std::puts(plan.value().log_line().c_str());
-  EXPECT_EQ(plan.value().qkv_to_attention, AttentionEdgePolicy::kblock);
-  EXPECT_EQ(plan.value().attention_to_oproj, AttentionEdgePolicy::kblock);
+  EXPECT_EQ(plan.value().qkv_to_attention, AttentionEdgePolicy::none);
+  EXPECT_EQ(plan.value().attention_to_oproj, AttentionEdgePolicy::none);
   EXPECT_EQ(plan.value().log_line(),
-            "baton::ops::Attention prefill b=1 s=2048 heads=12 d=128 hidden=12288 causal: qkv->attention kblock, "
-            "attention->oproj kblock (qkv->attention: qkv's last wave leaves 84 of 132 SMs idle; attention->oproj: "
-            "attention's last wave leaves 72 of 132 SMs idle)");
+            "baton::ops::Attention prefill b=1 s=2048 heads=12 d=128 hidden=12288 causal: qkv->attention none, "
+            "attention->oproj none, GEMMs 128x192 flat / 128x256 flat (qkv->attention: qkv's last wave leaves 84 of "
+            "132 SMs idle -> none: the flat qkv GEMM is modeled 361 us against 509 us for the 128x128 one the waits "
+            "need; attention->oproj: attention's last wave leaves 72 of 132 SMs idle -> none: the flat oproj GEMM is "
+            "modeled 138 us against 179 us for the 128x128 one the waits need)");
 }
 
 TEST(AttentionPlan, RequestsAreCheckedAndKept) {
@@ -205,6 +263,70 @@ TEST(AttentionPlan, RequestsAreCheckedAndKept) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().kv_splits, 5);
   EXPECT_FALSE(ops::plan_attention(gpt3(1, 2048), 0).ok());
+  // A GEMM's form: kept on a none edge, turning an automatic edge none, refused on a kblock edge.
+  o = {};
+  o.qkv_gemm.tile = 256;
+  o.qkv_gemm.split_k = 2;
+  p = ops::plan_attention(gpt3(1, 512), 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none);
+  EXPECT_EQ(p.value().qkv_gemm.form, (ops::GemmForm{ops::GemmOperands::plain, 256, 2, false}));
+  EXPECT_EQ(p.value().qkv_gemm.grid, (Grid{4, 18, 1}));
+  EXPECT_NE(p.value().log_line().find("128x256 split-K 2 flat"), std::string::npos) << p.value().log_line();
+  o.qkv_to_attention = AttentionEdgePolicy::kblock;
+  p = ops::plan_attention(gpt3(1, 512), 132, o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().code(), errc::not_supported);
+  EXPECT_NE(p.error().to_string().find("qkv GEMM: a form request"), std::string::npos) << p.error().to_string();
+  o = {};
+  o.oproj_gemm.tile = 100;
+  p = ops::plan_attention(gpt3(1, 512), 132, o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().to_string().find("oproj GEMM (m=512 n=12288 k=1536): tile width 100"), std::string::npos)
+      << p.error().to_string();
+  o = {};
+  o.oproj_gemm.split_k = 25;  // k = 1536: 24 k-blocks
+  EXPECT_NE(ops::plan_attention(gpt3(1, 512), 132, o).error().to_string().find("split_k 25 must be in [1, 24]"),
+            std::string::npos);
+  // The CTA pairs need the kernels that have them.
+  o = {};
+  o.oproj_gemm.tile = 96;
+  o.oproj_gemm.cta_pairs = true;
+  EXPECT_TRUE(ops::plan_attention(gpt3(1, 512), 132, o).ok());
+  p = ops::plan_attention(gpt3(1, 512), 132, o, ops::MlpKernelForms{false, false});
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().to_string().find("BATON_MLP_EXTRA_KERNELS"), std::string::npos) << p.error().to_string();
+}
+
+TEST(AttentionPlan, FreeGemmPlans) {
+  // What plan_mlp picks for GEMM2 under policy none is plan_free_gemm's for the same extents.
+  for (int m : {1, 16, 100, 129, 512, 4096})
+    for (auto [h, f] : {std::pair{12288, 49152}, std::pair{8192, 22016}, std::pair{4096, 1376}}) {
+      auto mp = ops::plan_mlp(ops::MlpShape{m, h, f, ops::Activation::gelu}, 132);
+      auto fp = ops::plan_free_gemm(m, h, f, 132);
+      ASSERT_TRUE(mp.ok() && fp.ok());
+      EXPECT_EQ(mp.value().form2, fp.value().form) << m << " " << h << " " << f;
+      EXPECT_EQ(mp.value().gemm2, fp.value().grid);
+      EXPECT_EQ(mp.value().group_m, fp.value().group_m);
+      EXPECT_GT(fp.value().expected_us, 0);
+    }
+  // Swapped asked for at m <= 32: 32-token tiles where the kernels have them, else 160.
+  ops::GemmFormRequest sw;
+  sw.operands = ops::GemmOperands::swapped;
+  EXPECT_EQ(ops::plan_free_gemm(16, 4096, 4096, 132, sw).value().form.tile, 32);
+  EXPECT_EQ(ops::plan_free_gemm(16, 4096, 4096, 132, sw, ops::MlpKernelForms{false, false}).value().form.tile, 160);
+  EXPECT_EQ(ops::plan_free_gemm(16, 4096, 4096, 132, sw).value().expected_us, 0);  // 32-token tiles: not modeled
+  sw.tile = 32;
+  auto r = ops::plan_free_gemm(16, 4096, 4096, 132, sw, ops::MlpKernelForms{false, false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().to_string().find("BATON_MLP_EXTRA_KERNELS"), std::string::npos);
+  // Bad extents and alignment name the GEMM.
+  r = ops::plan_free_gemm(0, 64, 64, 132, {}, {}, "my gemm");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().to_string().find("my gemm (m=0 n=64 k=64): every extent must be >= 1"), std::string::npos)
+      << r.error().to_string();
+  EXPECT_EQ(ops::plan_free_gemm(8, 60, 64, 132).error().code(), errc::not_supported);
+  EXPECT_EQ(ops::plan_free_gemm(8, 64, 64, 0).error().code(), errc::invalid_argument);
 }
 
 TEST(AttentionPlan, DecodeSplitsTheKeysToFillOneWave) {

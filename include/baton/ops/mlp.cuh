@@ -316,6 +316,106 @@ static_assert(kernel_forms_of<Inline<Activation::gelu>>().complete() &&
               kernel_forms_of<Inline<Activation::swiglu>>().complete());
 }  // namespace mlp_kernels
 
+namespace detail {
+// One GEMM in the form it runs (tile width, CTA pairs, swapped operands) on a kernel set's plain
+// stages: its split-K workspace size, whether its shape fits, and its launch without semaphores
+// (after_grid: the PDL-launched form that waits with griddepcontrol.wait before its loads of the
+// previous kernel's output). `can` checks the shape and pointers with the split-K workspace in place
+// (split_bytes of it). Mlp builds both its GEMMs this way; other ops their GEMMs without edges
+// (plain_gemm_in_form).
+struct FormedGemm {
+  size_t split_bytes = 0;
+  status unformed;  // a plan no kernel implements (checked first)
+  std::function<status(void* split_workspace)> can;
+  std::function<result<StageLaunch>(const mlp_kernels::PlainStage&, void* split_workspace, bool after_grid)> launch;
+};
+template <class Config, class Launch>
+FormedGemm formed_gemm(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch) {
+  a.split_k = split_k;
+  a.next_weights = next;
+  FormedGemm g;
+  g.split_bytes = sm90::split_workspace_bytes(a);
+  g.can = [a](void* ws) mutable {
+    a.split_workspace = ws;
+    return sm90::Gemm<Config, mlp_kernels::PlainStage>::can_implement(a);
+  };
+  g.launch = [a, launch](const mlp_kernels::PlainStage& st, void* ws, bool after_grid) mutable {
+    a.split_workspace = ws;
+    return launch(st, a, after_grid);
+  };
+  return g;
+}
+inline FormedGemm unformed_gemm(status why) { return FormedGemm{0, std::move(why), {}, {}}; }
+inline std::string no_gemm_width(const std::string& what, int w) {
+  return what + " has no kernel for tile width " + std::to_string(w) + " (kernels: 96, 128, 192, 256)";
+}
+
+// D [m, n] = A [m, k] W [n, k]^T without activation (MLP's GEMM2; the attention's QKV and O-proj GEMMs
+// without edges) in form `f` on kernel set K's down forms: 128xN tiles (CTA pairs at N = 96), or
+// swapped (A' = W, B' = A, D written as [n, m] column-major == [m, n] row-major). `what` begins
+// every error ("baton::ops::mlp: gemm2").
+template <class K>
+FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_kernels::bf16* a,
+                              const mlp_kernels::bf16* w, mlp_kernels::bf16* d, const std::string& what) {
+  using namespace mlp_kernels;
+  constexpr MlpKernelForms forms = kernel_forms_of<K>();
+  auto form = [&](auto config, auto launch) {
+    using C = typename decltype(config)::type;
+    return formed_gemm(sm90::GemmArguments<C>{m, n, k, a, w, d}, f.split_k, {}, launch);
+  };
+  auto swapped_wide = [&](auto tokens) {
+    constexpr int T = decltype(tokens)::value;
+    return formed_gemm(sm90::GemmArguments<SwapDownConfigT<T>>{n, m, k, w, a, d}, f.split_k, {},
+                       [](const auto& st, const auto& args, bool after_grid) {
+                         return after_grid ? K::template down_swapped_wide_after_grid<T>(st, args)
+                                           : K::template down_swapped_wide<T>(st, args);
+                       });
+  };
+  const bool swapped = f.operands == GemmOperands::swapped;
+  if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+  if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+  if (swapped && f.tile != kMlpSwapTileN)
+    return unformed_gemm(status(errc::not_supported, what + ": no swapped kernel of " + std::to_string(f.tile) +
+                                                         "-token tiles (kernels: 32, 160, 192)"));
+  if (swapped) {
+    if constexpr (forms.narrow_swapped)
+      return formed_gemm(sm90::GemmArguments<SwapDownConfig>{n, m, k, w, a, d}, f.split_k, {},
+                         [](const auto& st, const auto& args, bool after_grid) {
+                           return after_grid ? K::down_swapped_after_grid(st, args) : K::down_swapped(st, args);
+                         });
+    else
+      return unformed_gemm(mlp_missing_kernels(what + " swapped in 32-token tiles"));
+  }
+  switch (f.tile) {
+    case kMlpTileN:
+      return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+        return after_grid ? K::down_after_grid(st, args) : K::down(st, args);
+      });
+    case kMlpNarrowTileN:
+      if (f.cta_pairs) {
+        if constexpr (forms.cta_pairs)
+          return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+            return after_grid ? K::down_pair_after_grid(st, args) : K::down_pair(st, args);
+          });
+        else
+          return unformed_gemm(mlp_missing_kernels(what + " as CTA pairs"));
+      }
+      return form(std::type_identity<NarrowDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+        return after_grid ? K::down_narrow_after_grid(st, args) : K::down_narrow(st, args);
+      });
+    case kMlpMidTileN:
+      return form(std::type_identity<MidDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+        return after_grid ? K::down_mid_after_grid(st, args) : K::down_mid(st, args);
+      });
+    case kMlpWideTileN:
+      return form(std::type_identity<WideDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+        return after_grid ? K::down_wide_after_grid(st, args) : K::down_wide(st, args);
+      });
+    default: return unformed_gemm(status(errc::invalid_argument, no_gemm_width(what, f.tile)));
+  }
+}
+}  // namespace detail
+
 // Non-owning bf16 device pointers, 16-byte aligned (TMA).
 struct MlpTensors {
   const void* x = nullptr;   // [m, hidden]
@@ -626,37 +726,7 @@ class Mlp {
     return result<std::unique_ptr<Mlp>>(std::move(best));
   }
 
-  // One GEMM of the plan in the form it runs (tile width, CTA pairs, swapped operands): its split-K
-  // workspace size, whether its shape fits, and its launch without semaphores (after_grid: the
-  // PDL-launched form that waits with griddepcontrol.wait before its loads of the previous GEMM's output).
-  // `can` checks the shape and pointers with the split-K workspace in place (split_bytes of it).
-  struct FormedGemm {
-    size_t split_bytes = 0;
-    status unformed;  // a plan no kernel implements (checked first)
-    std::function<status(void* split_workspace)> can;
-    std::function<result<StageLaunch>(const mlp_kernels::PlainStage&, void* split_workspace, bool after_grid)> launch;
-  };
-  template <class Config, class Launch>
-  static FormedGemm formed_(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch) {
-    a.split_k = split_k;
-    a.next_weights = next;
-    FormedGemm g;
-    g.split_bytes = sm90::split_workspace_bytes(a);
-    g.can = [a](void* ws) mutable {
-      a.split_workspace = ws;
-      return sm90::Gemm<Config, mlp_kernels::PlainStage>::can_implement(a);
-    };
-    g.launch = [a, launch](const mlp_kernels::PlainStage& st, void* ws, bool after_grid) mutable {
-      a.split_workspace = ws;
-      return launch(st, a, after_grid);
-    };
-    return g;
-  }
-  static FormedGemm unformed_(status why) { return FormedGemm{0, std::move(why), {}, {}}; }
-  static std::string bad_width_(int which, int w) {
-    return "baton::ops::mlp: gemm" + std::to_string(which) + " has no kernel for tile width " + std::to_string(w) +
-           " (kernels: 96, 128, 192, 256)";
-  }
+  using FormedGemm = detail::FormedGemm;
 
   // GEMM1, Y = act(X W1^T) in plan_.form1: 128xN tiles (CTA pairs at N = 96), or
   // swapped (m = F or 2F, n = the tokens, A = W1, B = X, Y written column-major as Y^T).
@@ -668,12 +738,12 @@ class Mlp {
     auto* y = static_cast<bf16*>(t.y);
     auto form = [&](auto config, auto launch) {
       using C = typename decltype(config)::type;
-      return formed_(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch);
+      return detail::formed_gemm(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch);
     };
     using namespace mlp_kernels;
     auto swapped_wide = [&](auto tokens) {
       constexpr int T = decltype(tokens)::value;
-      return formed_(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.form1.split_k, next,
+      return detail::formed_gemm(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.form1.split_k, next,
                      [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); });
     };
     const GemmForm& f = plan_.form1;
@@ -684,12 +754,12 @@ class Mlp {
       // The 32-token kernel is referenced only where the kernel set has it (plan_mlp refuses it first).
       if constexpr (Act == Activation::gelu && kernel_forms.narrow_swapped) {
         if (f.tile == kMlpSwapTileN)
-          return formed_(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
+          return detail::formed_gemm(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
                          [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
       } else if constexpr (Act == Activation::gelu) {
-        if (f.tile == kMlpSwapTileN) return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm1 swapped in 32-token tiles"));
+        if (f.tile == kMlpSwapTileN) return detail::unformed_gemm(mlp_missing_kernels("baton::ops::mlp: gemm1 swapped in 32-token tiles"));
       }
-      return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
+      return detail::unformed_gemm(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
                                                        std::to_string(f.tile) + "-token tiles for " +
                                                        to_string(Act) + " (kernels: 160, 192, and 32 with GeLU)"));
     }
@@ -702,7 +772,7 @@ class Mlp {
             return form(std::type_identity<PairUpConfig<Act>>{},
                         [](const auto& st, const auto& a, bool) { return Kernels::up_pair(st, a); });
           else
-            return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm1 as CTA pairs"));
+            return detail::unformed_gemm(mlp_missing_kernels("baton::ops::mlp: gemm1 as CTA pairs"));
         }
         return form(std::type_identity<NarrowUpConfig<Act>>{},
                     [](const auto& st, const auto& a, bool) { return Kernels::up_narrow(st, a); });
@@ -711,74 +781,16 @@ class Mlp {
       case kMlpWideTileN:
         return form(std::type_identity<WideUpConfig<Act>>{},
                     [](const auto& st, const auto& a, bool) { return Kernels::up_wide(st, a); });
-      default: return unformed_(status(errc::invalid_argument, bad_width_(1, f.tile)));
+      default: return detail::unformed_gemm(status(errc::invalid_argument, detail::no_gemm_width("baton::ops::mlp: gemm1", f.tile)));
     }
   }
 
-  // GEMM2, Z = Y W2^T in plan_.form2: 128xN tiles (CTA pairs at N = 96), or swapped
-  // (m = H, n = the tokens, A = W2, B = Y, Z written as [H, m] column-major == [m, H] row-major).
-  // Launched after GEMM1 or PDL-launched (after_grid: weights first, then griddepcontrol.wait).
+  // GEMM2, Z = Y W2^T in plan_.form2 (detail::plain_gemm_in_form).
   FormedGemm gemm2_(const MlpTensors& t) const {
     const MlpShape& s = plan_.shape;
-    const auto* y = static_cast<const bf16*>(t.y);
-    const auto* w2 = static_cast<const bf16*>(t.w2);
-    auto* z = static_cast<bf16*>(t.z);
-    auto form = [&](auto config, auto launch) {
-      using C = typename decltype(config)::type;
-      return formed_(sm90::GemmArguments<C>{s.m, s.hidden, s.ffn, y, w2, z}, plan_.form2.split_k, {}, launch);
-    };
-    using namespace mlp_kernels;
-    auto swapped_wide = [&](auto tokens) {
-      constexpr int T = decltype(tokens)::value;
-      return formed_(sm90::GemmArguments<SwapDownConfigT<T>>{s.hidden, s.m, s.ffn, w2, y, z}, plan_.form2.split_k, {},
-                     [](const auto& st, const auto& a, bool after_grid) {
-                       return after_grid ? Kernels::template down_swapped_wide_after_grid<T>(st, a)
-                                         : Kernels::template down_swapped_wide<T>(st, a);
-                     });
-    };
-    const GemmForm& f = plan_.form2;
-    const bool swapped = f.operands == GemmOperands::swapped;
-    if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
-    if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
-    if (swapped && f.tile != kMlpSwapTileN)
-      return unformed_(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM2 kernel of " +
-                                                       std::to_string(f.tile) + "-token tiles (kernels: 32, 160, 192)"));
-    if (swapped) {
-      if constexpr (kernel_forms.narrow_swapped)
-        return formed_(sm90::GemmArguments<SwapDownConfig>{s.hidden, s.m, s.ffn, w2, y, z}, f.split_k, {},
-                       [](const auto& st, const auto& a, bool after_grid) {
-                         return after_grid ? Kernels::down_swapped_after_grid(st, a) : Kernels::down_swapped(st, a);
-                       });
-      else
-        return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm2 swapped in 32-token tiles"));
-    }
-    switch (f.tile) {
-      case kMlpTileN:
-        return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-          return after_grid ? Kernels::down_after_grid(st, a) : Kernels::down(st, a);
-        });
-      case kMlpNarrowTileN:
-        if (f.cta_pairs) {
-          if constexpr (kernel_forms.cta_pairs)
-            return form(std::type_identity<PairDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-              return after_grid ? Kernels::down_pair_after_grid(st, a) : Kernels::down_pair(st, a);
-            });
-          else
-            return unformed_(mlp_missing_kernels("baton::ops::mlp: gemm2 as CTA pairs"));
-        }
-        return form(std::type_identity<NarrowDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-          return after_grid ? Kernels::down_narrow_after_grid(st, a) : Kernels::down_narrow(st, a);
-        });
-      case kMlpMidTileN:
-        return form(std::type_identity<MidDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-          return after_grid ? Kernels::down_mid_after_grid(st, a) : Kernels::down_mid(st, a);
-        });
-      case kMlpWideTileN:
-        return form(std::type_identity<WideDownConfig>{}, [](const auto& st, const auto& a, bool after_grid) {
-          return after_grid ? Kernels::down_wide_after_grid(st, a) : Kernels::down_wide(st, a);
-        });
-      default: return unformed_(status(errc::invalid_argument, bad_width_(2, f.tile)));
-    }
+    return detail::plain_gemm_in_form<Kernels>(plan_.form2, s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y),
+                                               static_cast<const bf16*>(t.w2), static_cast<bf16*>(t.z),
+                                               "baton::ops::mlp: gemm2");
   }
 
   [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {

@@ -363,6 +363,38 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   const int cols = ceil_div(n, f.tile);
   return Grid{ceil_div(m, kMlpTileM), f.cta_pairs ? ceil_div(cols, 2) * 2 : cols, 1};
 }
+// The form of least modeled time (mlp_cost.hpp) of one GEMM without waits, D [m, n] = A [m, k] W [n, k]^T,
+// among what request `r` leaves open: plain widths x split-K (only over fewer tiles than SMs, in
+// parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form with a wide token
+// tile that covers m (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
+// faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
+// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
+template <class Extra>
+[[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
+                                                    const GemmFormRequest& r, int group, Extra&& extra_us) {
+  MlpGemmPick best;
+  const int k_tiles = ceil_div(k, kMlpTileK);
+  auto consider = [&](GemmOperands ops, int tile) {
+    const bool swapped = ops == GemmOperands::swapped;
+    const int64_t tiles = mlp_gemm_grid(GemmForm{ops, tile, 1, false}, m, n).size();
+    for (int sp = 1; sp <= 8; ++sp) {
+      if (r.split_k ? sp != *r.split_k : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
+        continue;
+      const double us =
+          mlp_gemm_cost_us(model, MlpGemmShape{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0}, sms) +
+          extra_us(tiles, sp);
+      if (best.us < 0 || us < best.us) best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
+    }
+  };
+  for (int w : kMlpTileWidths)
+    if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
+  if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapWideTileN)
+    for (int t : kMlpSwapWideTiles)
+      if (m <= t) consider(GemmOperands::swapped, t);
+  best.form.cta_pairs =
+      best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
+  return best;
+}
 }  // namespace detail
 
 // Validates the shape and the request and decides policy and each GEMM's form (operands, tile,
@@ -437,11 +469,8 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   const int group = opt.group_m ? *opt.group_m : mlp_group_m(Grid{rows, 1, 1});
   const MlpCostModel model{};
   // One GEMM's form. With waits: plain 128x128 tiles, split-K choose_split_k (or the caller's). With
-  // policy none, whatever the caller left open has the least modeled time (mlp_cost.hpp): plain
-  // widths x split-K (only over fewer tiles than SMs, in parts of >= 8 k-blocks), and, with the form
-  // and tile open, the swapped form with a wide token tile that covers m (split in at most 3 parts:
-  // 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled faster than 2 and ran 1.2x slower). GEMM1
-  // also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).
+  // policy none, whatever the caller left open has the least modeled time (detail::mlp_pick_free_form);
+  // GEMM1 also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).
   // A swapped form asked for keeps choose_split_k, and its token tile is mlp_swap_tile's.
   auto pick = [&](const GemmFormRequest& r, int n, int k, int k_tiles, bool first) {
     detail::MlpGemmPick best;
@@ -456,30 +485,12 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
       best.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
       return best;
     }
-    auto consider = [&](GemmOperands ops, int tile) {
-      const bool swapped = ops == GemmOperands::swapped;
-      const int64_t tiles = detail::mlp_gemm_grid(GemmForm{ops, tile, 1, false}, s.m, n).size();
-      for (int sp = 1; sp <= 8; ++sp) {
-        if (r.split_k ? sp != *r.split_k
-                      : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
-          continue;
-        double us = mlp_gemm_cost_us(
-            model, MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0}, sms);
-        if (first) {
-          const bool pdl = opt.launch ? *opt.launch == Gemm2Launch::pdl : tiles * sp <= int64_t(sms);
-          if (!pdl) us += model.serial_gap_us;
-        }
-        if (best.us < 0 || us < best.us) best = detail::MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
-      }
+    auto gap = [&](int64_t tiles, int sp) {
+      if (!first) return 0.0;
+      const bool pdl = opt.launch ? *opt.launch == Gemm2Launch::pdl : tiles * sp <= int64_t(sms);
+      return pdl ? 0.0 : model.serial_gap_us;
     };
-    for (int w : kMlpTileWidths)
-      if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
-    if (!r.operands && !r.tile && s.m > kMlpSwapTileN && s.m <= kMlpSwapWideTileN)
-      for (int t : kMlpSwapWideTiles)
-        if (s.m <= t) consider(GemmOperands::swapped, t);
-    best.form.cta_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN &&
-                          r.cta_pairs.value_or(false);
-    return best;
+    return detail::mlp_pick_free_form(model, s.m, n, k, sms, r, group, gap);
   };
   const detail::MlpGemmPick g1 = pick(opt.gemm1, n1, s.hidden, k1, true);
   const detail::MlpGemmPick g2 = pick(opt.gemm2, s.hidden, s.ffn, k2, false);
@@ -513,6 +524,65 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   if (none && modeled(p.form1) && modeled(p.form2) && p.l2_prefetch_kblocks == 0)
     p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
                                       p.launch == Gemm2Launch::pdl, sms);
+  return p;
+}
+
+// One GEMM without semaphores on baton::mlp_kernels' GEMM2 forms, D [m, n] = A [m, k] W [n, k]^T with
+// no activation, for another op's chain (the attention op's QKV and O-proj GEMMs when their edge
+// is none): the form, its grid and tile order, and the cost model's time.
+struct FreeGemmPlan {
+  GemmForm form{};
+  Grid grid{};        // output tiles (detail::mlp_gemm_grid); each tile runs form.split_k parts
+  int group_m = 1;    // tile order Grouped{group_m} (mlp_group_m of the row tiles)
+  double expected_us = 0;  // mlp_gemm_cost_us; 0: not modeled (CTA pairs, 32-token swapped tiles)
+  friend bool operator==(const FreeGemmPlan&, const FreeGemmPlan&) = default;
+};
+
+// The plan of such a GEMM: request `r` checked as plan_mlp checks GEMM2's under policy none (errors
+// start with `what`), everything it leaves open the cost model's (detail::mlp_pick_free_form), but a
+// swapped form asked for takes the asked tile or mlp_swap_tile's (160 tokens where `have` lacks the
+// 32-token kernels) and the asked split or choose_split_k's, as plan_mlp's do. `have`: the optional forms of the kernel set that will run it; a
+// request that needs one it lacks is refused.
+[[nodiscard]] inline result<FreeGemmPlan> plan_free_gemm(int m, int n, int k, int sms, const GemmFormRequest& r = {},
+                                                         const MlpKernelForms& have = {},
+                                                         const std::string& what = "baton::ops::plan_free_gemm") {
+  const std::string dims = what + " (m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) + "): ";
+  if (m < 1 || n < 1 || k < 1) return status(errc::invalid_argument, dims + "every extent must be >= 1");
+  if (n % 8 != 0 || k % 8 != 0)
+    return status(errc::not_supported, dims + "n and k must be multiples of 8 (the GEMM's TMA needs 16-byte rows)");
+  if (sms < 1) return status(errc::invalid_argument, dims + "sms must be >= 1, got " + std::to_string(sms));
+  const int k_tiles = ceil_div(k, kMlpTileK);
+  const bool swapped = r.operands == GemmOperands::swapped;
+  if (r.split_k && (*r.split_k < 1 || *r.split_k > k_tiles))
+    return status(errc::invalid_argument, dims + "split_k " + std::to_string(*r.split_k) + " must be in [1, " +
+                                              std::to_string(k_tiles) + "] (its k-blocks)");
+  if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || *r.tile == kMlpSwapMidTileN || *r.tile == kMlpSwapWideTileN))
+    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 160 and 192");
+  if (r.tile && !swapped && !mlp_tile_width_ok(*r.tile))
+    return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have 96, 128, 192 and 256");
+  if (r.cta_pairs.value_or(false)) {
+    if (swapped) return status(errc::not_supported, dims + "CTA pairs are for the plain form (they multicast the activations)");
+    if (!have.cta_pairs) return mlp_missing_kernels(dims + "asks for CTA pairs (GemmFormRequest::cta_pairs)");
+  }
+  FreeGemmPlan p;
+  p.group_m = mlp_group_m(Grid{ceil_div(m, kMlpTileM), 1, 1});
+  const MlpCostModel model{};
+  if (swapped) {
+    p.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(m, have.narrow_swapped)), 1, false};
+    p.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(p.form, m, n).size(), k_tiles, sms));
+  } else {
+    p.form = detail::mlp_pick_free_form(model, m, n, k, sms, r, p.group_m, [](int64_t, int) { return 0.0; }).form;
+  }
+  const bool narrow_swapped = p.form.operands == GemmOperands::swapped && p.form.tile == kMlpSwapTileN;
+  if (narrow_swapped && !have.narrow_swapped)
+    return mlp_missing_kernels(dims + "swapped in 32-token tiles (GemmOperands::swapped at m <= 32, or tile 32; a "
+                                      "160-token tile runs without them)");
+  p.grid = detail::mlp_gemm_grid(p.form, m, n);
+  if (!narrow_swapped && !p.form.cta_pairs) {
+    const bool sw = p.form.operands == GemmOperands::swapped;
+    p.expected_us = mlp_gemm_cost_us(
+        model, MlpGemmShape{m, n, k, sw ? kMlpTileN : p.form.tile, p.form.split_k, p.group_m, sw ? p.form.tile : 0}, sms);
+  }
   return p;
 }
 

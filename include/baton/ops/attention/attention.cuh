@@ -37,6 +37,7 @@
 #include "baton/launch.cuh"
 #include "baton/ops/attention/attention.hpp"
 #include "baton/ops/attention/attention_chain_policies.hpp"
+#include "baton/ops/mlp_compiled.cuh"
 #include "baton/ops/op_support.cuh"
 #include "baton/ops/tuner.hpp"
 #include "baton/trace.hpp"
@@ -65,7 +66,10 @@ struct AttentionRunOptions {
   int sms = 0;                              // 0: the current device's SM count
   uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
   bool log = true;                          // print the plan's log line
-  TileEvent* trace_qkv = nullptr;           // optional per-tile timelines (qkv / attention / oproj tiles events)
+  // Optional per-tile timelines, one event per tile of plan().qkv_gemm.grid / attention_grid() /
+  // plan().oproj_gemm.grid (a flat GEMM's grid is its form's, not qkv_grid() / oproj_grid(): plan
+  // first with plan_attention to size them).
+  TileEvent* trace_qkv = nullptr;
   TileEvent* trace_attention = nullptr;
   TileEvent* trace_oproj = nullptr;
   uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
@@ -121,14 +125,22 @@ inline sm90::GemmArguments<attention_kernels::GemmConfig> attention_oproj_argume
   return a;
 }
 
-template <attention_kernels::AttentionKernelSet Kernels = attention_kernels::Inline>
+// Kernels: the chain's kernels (attention_kernels::Inline or Compiled). GemmKernels: the GEMM forms a
+// GEMM without edges runs on (flat, plan_free_gemm's form): mlp_kernels::Inline<gelu> (its down forms,
+// instantiated where used) or mlp_kernels::Compiled<gelu> (baton::mlp_kernels).
+template <attention_kernels::AttentionKernelSet Kernels = attention_kernels::Inline,
+          class GemmKernels = mlp_kernels::Inline<Activation::gelu>>
 class Attention {
  public:
   using bf16 = attention_kernels::bf16;
+  // The optional flat-GEMM forms GemmKernels has (CTA pairs, 32-token swapped tiles): a request for one
+  // it lacks is refused at create().
+  static constexpr MlpKernelForms gemm_forms = mlp_kernels::kernel_forms_of<GemmKernels>();
   Attention(const Attention&) = delete;
   Attention& operator=(const Attention&) = delete;
   ~Attention() {
-    if (ws_) (void)cudaFree(ws_);
+    for (void* p : {ws_, sw_qkv_, sw_oproj_})
+      if (p) (void)cudaFree(p);
   }
 
   // Plans, checks shapes and pointers, validates the chain (the soundness checker included),
@@ -146,7 +158,7 @@ class Attention {
     if (o.tune && (o.plan.qkv_to_attention == AttentionEdgePolicy::automatic ||
                    o.plan.attention_to_oproj == AttentionEdgePolicy::automatic))
       return tuned_(shape, t, stream, o, sms);
-    auto plan = plan_attention(shape, sms, o.plan);
+    auto plan = plan_attention(shape, sms, o.plan, gemm_forms);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Attention> op(new Attention());
     op->plan_ = plan.value();
@@ -211,32 +223,58 @@ class Attention {
     fa.load_published_first = o.load_published_first && plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
     auto oa = attention_oproj_arguments(s, t);
     oa.debug_max_tile_delay_ns = delay;
-    BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
+    const bool wait1 = plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
+    const bool wait2 = plan_.attention_to_oproj == AttentionEdgePolicy::kblock;
+    // A GEMM without edges runs flat over the padded tokens in its plan's form (GemmKernels); one with
+    // an edge is the chain's batched 128 x 128 kernel, whose grid must be the program's.
+    const int tokens = int(s.padded_tokens());
+    detail::FormedGemm fq, fo;
+    if (!wait1) {
+      fq = detail::plain_gemm_in_form<GemmKernels>(plan_.qkv_gemm.form, tokens, 3 * s.width(), s.hidden, qa.a, qa.b, qa.d,
+                                                   "baton::ops::Attention qkv GEMM");
+      BATON_TRY(fq.unformed);
+      BATON_TRY(detail::alloc_zeroed(sw_qkv_, fq.split_bytes, stream, "split-K workspace (qkv GEMM)"));
+      BATON_TRY(fq.can(sw_qkv_).with_context("baton::ops::Attention qkv"));
+    } else {
+      BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
+    }
     BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("baton::ops::Attention attention")));
-    BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
+    if (!wait2) {
+      fo = detail::plain_gemm_in_form<GemmKernels>(plan_.oproj_gemm.form, tokens, s.hidden, s.width(), oa.a, oa.b, oa.d,
+                                                   "baton::ops::Attention oproj GEMM");
+      BATON_TRY(fo.unformed);
+      BATON_TRY(detail::alloc_zeroed(sw_oproj_, fo.split_bytes, stream, "split-K workspace (oproj GEMM)"));
+      BATON_TRY(fo.can(sw_oproj_).with_context("baton::ops::Attention oproj"));
+    } else {
+      BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
+    }
     const Grid gq = sm90::tile_grid<GemmConfig>(qa.m, qa.n, qa.batch);
     const Grid ga = sm90::fmha_tile_grid<FmhaConfig>(fa.batch, fa.seq, fa.heads);
     const Grid go = sm90::tile_grid<GemmConfig>(oa.m, oa.n, oa.batch);
     if (!(attention_gen::qkv_grid(gp) == gq) || !(attention_gen::attn_grid(gp) == ga) || !(attention_gen::oproj_grid(gp) == go))
       return status(errc::invalid_chain, "baton::ops::Attention: attention_chain.baton's grids differ from the kernels'");
 
-    const bool wait1 = plan_.qkv_to_attention == AttentionEdgePolicy::kblock;
-    const bool wait2 = plan_.attention_to_oproj == AttentionEdgePolicy::kblock;
     // A stage declares the tensors it reads through semaphores. An edge without them (none) is a kernel
     // boundary: the consumer's griddepcontrol.wait (GridWaitBeforeLoads / GridWaitBeforeA below) comes
     // before its first load of the producer's tensor, so validate() has no relation to prove there, and
     // a declared read without an edge would be refused as a PDL race.
-    auto sq = chain_.add_stage("qkv", gq, RowMajor{}, {.reads = {"X", "Wqkv"}, .writes = {"QKV"}});
+    const StageIO iq{.reads = {"X", "Wqkv"}, .writes = {"QKV"}};
     StageIO ia{.writes = {"O"}}, io{.reads = {"Wo"}, .writes = {"Y"}};
     if (wait1) ia.reads.push_back("QKV");
     if (wait2) io.reads.push_back("O");
+    // Stages in chain order; a flat GEMM's stage has its form's grid and tile order.
+    std::optional<StageRef<RowMajor>> sq, so;
+    std::optional<StageRef<Grouped>> sq_flat, so_flat;
+    if (wait1) sq = chain_.add_stage("qkv", gq, RowMajor{}, iq);
+    else sq_flat = chain_.add_stage("qkv", plan_.qkv_gemm.grid, Grouped{plan_.qkv_gemm.group_m}, iq);
     auto sa = chain_.add_stage("attention", ga, RowMajor{}, ia);
-    auto so = chain_.add_stage("oproj", go, RowMajor{}, io);
+    if (wait2) so = chain_.add_stage("oproj", go, RowMajor{}, io);
+    else so_flat = chain_.add_stage("oproj", plan_.oproj_gemm.grid, Grouped{plan_.oproj_gemm.group_m}, io);
     std::optional<EdgeRef<QkvPolicy>> e1;
     std::optional<EdgeRef<OprojPolicy>> e2;
     // The exact relations (not the maps' relation, which reads past each tile's causal bound).
-    if (wait1) e1 = chain_.add_edge(sq, sa, attention_gen::qkv_to_attn(gp), attention_gen::qkv_to_attn_exact_relation(gp));
-    if (wait2) e2 = chain_.add_edge(sa, so, attention_gen::attn_to_oproj(gp), attention_gen::attn_to_oproj_exact_relation(gp));
+    if (wait1) e1 = chain_.add_edge(*sq, sa, attention_gen::qkv_to_attn(gp), attention_gen::qkv_to_attn_exact_relation(gp));
+    if (wait2) e2 = chain_.add_edge(sa, *so, attention_gen::attn_to_oproj(gp), attention_gen::attn_to_oproj_exact_relation(gp));
     BATON_TRY(chain_.validate());  // the soundness checker proves every kblock edge before any launch
     BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
     const size_t bytes = chain_.workspace_bytes();
@@ -250,13 +288,13 @@ class Attention {
     // Bound stages (types follow the edges) -> launches.
     auto bind = [&](const auto& stage, auto out, auto in, const BindOptions& b) { return chain_.bind(stage, ws_, bytes, out, in, b); };
     if (wait1) {
-      auto st = bind(sq, outs(*e1), ins(), bq);
+      auto st = bind(*sq, outs(*e1), ins(), bq);
       if (!st.ok()) return st.error();
       lq = Kernels::template launch<GemmConfig, QkvStage, sm90::NoGridWait>(st.value(), qa);
     } else {
-      auto st = bind(sq, outs(), ins(), bq);
+      auto st = bind(*sq_flat, outs(), ins(), bq);
       if (!st.ok()) return st.error();
-      lq = Kernels::template launch<GemmConfig, PlainStage, sm90::NoGridWait>(st.value(), qa);
+      lq = fq.launch(st.value(), sw_qkv_, false);
     }
     if (wait1 && wait2) {
       auto st = bind(sa, outs(*e2), ins(*e1), ba);
@@ -276,14 +314,15 @@ class Attention {
       la = Kernels::template launch<FmhaConfig, PlainStage, sm90::GridWaitBeforeLoads>(st.value(), fa);
     }
     if (wait2) {
-      auto st = bind(so, outs(), ins(*e2), bo);
+      auto st = bind(*so, outs(), ins(*e2), bo);
       if (!st.ok()) return st.error();
       lo = Kernels::template launch<GemmConfig, OprojStage, sm90::NoGridWait>(st.value(), oa);
     } else {
-      // PDL: O-proj's CTAs stream W_o into their pipeline, then griddepcontrol.wait before O.
-      auto st = bind(so, outs(), ins(), bo);
+      // PDL: O-proj's CTAs stream W_o into their pipeline, then griddepcontrol.wait before O (the
+      // swapped forms wait before any load: their B operand is O).
+      auto st = bind(*so_flat, outs(), ins(), bo);
       if (!st.ok()) return st.error();
-      lo = Kernels::template launch<GemmConfig, PlainStage, sm90::GridWaitBeforeA>(st.value(), oa);
+      lo = fo.launch(st.value(), sw_oproj_, true);
     }
     if (!lq.ok()) return lq.error().with_context("baton::ops::Attention qkv");
     if (!la.ok()) return la.error().with_context("baton::ops::Attention attention");
@@ -295,6 +334,19 @@ class Attention {
   static std::string options_to_string_(const AttentionPlan& p) {
     return std::string("qkv_to_attention=") + to_string(p.qkv_to_attention) + ";attention_to_oproj=" +
            to_string(p.attention_to_oproj);
+  }
+  // The caller's options with the edges of `p` (a plan or a cached choice), its GEMM requests kept.
+  static AttentionOptions edges_(const AttentionOptions& asked, const AttentionPlan& p) {
+    AttentionOptions c = asked;
+    c.qkv_to_attention = p.qkv_to_attention;
+    c.attention_to_oproj = p.attention_to_oproj;
+    return c;
+  }
+  static AttentionOptions edges_(const AttentionOptions& asked, const AttentionOptions& e) {
+    AttentionOptions c = asked;
+    c.qkv_to_attention = e.qkv_to_attention;
+    c.attention_to_oproj = e.attention_to_oproj;
+    return c;
   }
   static std::optional<AttentionOptions> options_from_string_(const std::string& v) {
     char a[16] = {0}, b[16] = {0};
@@ -311,7 +363,7 @@ class Attention {
 
   [[nodiscard]] static result<std::unique_ptr<Attention>> tuned_(const AttentionShape& shape, const AttentionTensors& t,
                                                                  cudaStream_t stream, const AttentionRunOptions& o, int sms) {
-    auto base = plan_attention(shape, sms, o.plan);
+    auto base = plan_attention(shape, sms, o.plan, gemm_forms);
     if (!base.ok()) return base.error();
     auto with = [&](const AttentionOptions& plan) {
       AttentionRunOptions co = o;
@@ -326,10 +378,11 @@ class Attention {
       if (!device.ok()) return device.error().with_context("baton::ops::Attention tuning");
       // The shape, what the caller fixed (a cached plan must honour the same requests) and the GPU.
       key = "attention;" + shape.str() + ";asked=" + to_string(o.plan.qkv_to_attention) + "," +
-            to_string(o.plan.attention_to_oproj) + ";" + device.value();
+            to_string(o.plan.attention_to_oproj) + ",qkv_gemm=" + detail::request_text(o.plan.qkv_gemm) +
+            ",oproj_gemm=" + detail::request_text(o.plan.oproj_gemm) + ";" + device.value();
       if (auto hit = TuneCache::global().find(key))
         if (auto cached = options_from_string_(*hit)) {
-          auto m = with(*cached);
+          auto m = with(edges_(o.plan, *cached));
           if (m.ok()) {
             m.value()->plan_.reason = "tuned earlier on this GPU (tuning cache): " + *hit;
             if (o.log) std::printf("%s\n", m.value()->plan_.log_line().c_str());
@@ -337,13 +390,18 @@ class Attention {
           }
         }
     }
-    // The planned pair first (kept unless another is > 2% faster), then every pair the request allows.
-    std::vector<AttentionOptions> cands{{base.value().qkv_to_attention, base.value().attention_to_oproj, std::nullopt}};
+    // The planned pair first (kept unless another is > 2% faster), then every pair the request allows
+    // (a GEMM form asked for keeps its edge none). Each keeps the caller's GEMM requests; the flat
+    // GEMMs take the plan's forms.
+    std::vector<AttentionOptions> cands{edges_(o.plan, base.value())};
     for (auto p1 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock})
       for (auto p2 : {AttentionEdgePolicy::none, AttentionEdgePolicy::kblock}) {
         if (o.plan.qkv_to_attention != AttentionEdgePolicy::automatic && p1 != o.plan.qkv_to_attention) continue;
         if (o.plan.attention_to_oproj != AttentionEdgePolicy::automatic && p2 != o.plan.attention_to_oproj) continue;
-        const AttentionOptions c{p1, p2, std::nullopt};
+        AttentionOptions c = o.plan;
+        c.qkv_to_attention = p1;
+        c.attention_to_oproj = p2;
+        if (!plan_attention(shape, sms, c, gemm_forms).ok()) continue;
         if (std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
       }
     std::vector<std::unique_ptr<Attention>> ops;
@@ -374,10 +432,13 @@ class Attention {
   AttentionPlan plan_{};
   Chain chain_;
   void* ws_ = nullptr;
+  void* sw_qkv_ = nullptr;  // split-K workspaces of the flat GEMMs (zeroed; the kernels leave them so)
+  void* sw_oproj_ = nullptr;
   std::vector<StageLaunch> launches_;
 };
 
-// The op over the library's kernels (link baton::attention_kernels).
-using CompiledAttention = Attention<attention_kernels::Compiled>;
+// The op over the libraries' kernels (link baton::attention_kernels, which links baton::mlp_kernels for the
+// flat GEMMs).
+using CompiledAttention = Attention<attention_kernels::Compiled, mlp_kernels::Compiled<Activation::gelu>>;
 
 }  // namespace baton::ops

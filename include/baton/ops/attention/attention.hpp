@@ -24,12 +24,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
 #include "baton/dependency.hpp"
 #include "baton/footprint.hpp"
 #include "baton/ops/attention/attention_chain_policies.hpp"
+#include "baton/ops/mlp.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
 
@@ -167,10 +169,16 @@ struct AttentionShape {
   return {};
 }
 
+// A GEMM's form request (GemmFormRequest, baton/ops/mlp.hpp) applies to a GEMM whose edge is none: it
+// then runs flat over the padded tokens on baton::mlp_kernels' GEMM2 forms (plan_free_gemm: 128 x 96
+// / 128 / 192 / 256 tiles, split-K, swapped at small M), not on the chain's batched 128 x 128 kernel.
+// A GEMM on a kblock edge is that 128 x 128 kernel (the program's tiles), so a request for it is
+// refused.
 struct AttentionOptions {
   AttentionEdgePolicy qkv_to_attention = AttentionEdgePolicy::automatic;
   AttentionEdgePolicy attention_to_oproj = AttentionEdgePolicy::automatic;
   std::optional<int> kv_splits;  // decode: split-KV parts per (sequence, head) (empty: the plan's)
+  GemmFormRequest qkv_gemm, oproj_gemm;
   bool operator==(const AttentionOptions&) const = default;
 };
 
@@ -179,10 +187,24 @@ struct AttentionPlan {
   AttentionEdgePolicy qkv_to_attention = AttentionEdgePolicy::none;
   AttentionEdgePolicy attention_to_oproj = AttentionEdgePolicy::none;
   int kv_splits = 1;
+  // Each GEMM as it runs: with its edge none (qkv_flat / oproj_flat), flat over padded_tokens() rows in
+  // the free form plan_free_gemm chose; with kblock, the batched 128 x 128 kernel (form {plain, 128,
+  // split 1}, grid qkv_grid() / oproj_grid(), expected_us the cost model's time for that tiling).
+  FreeGemmPlan qkv_gemm{}, oproj_gemm{};
   std::string reason;
+  bool qkv_flat() const { return qkv_to_attention == AttentionEdgePolicy::none; }
+  bool oproj_flat() const { return attention_to_oproj == AttentionEdgePolicy::none; }
   std::string log_line() const {
+    auto form = [](const FreeGemmPlan& g, bool flat) {
+      const GemmForm& f = g.form;
+      std::string t = f.operands == GemmOperands::swapped ? "swapped 128x" + std::to_string(f.tile)
+                                                          : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "");
+      if (f.split_k > 1) t += " split-K " + std::to_string(f.split_k);
+      return t + (flat ? " flat" : " batched");
+    };
     std::string s = "baton::ops::Attention " + shape.str() + ": qkv->attention " + to_string(qkv_to_attention) +
-                    ", attention->oproj " + to_string(attention_to_oproj);
+                    ", attention->oproj " + to_string(attention_to_oproj) + ", GEMMs " + form(qkv_gemm, qkv_flat()) +
+                    " / " + form(oproj_gemm, oproj_flat());
     if (shape.mode == AttentionMode::decode) s += ", split-KV " + std::to_string(kv_splits);
     if (!shape.padding().empty()) s += ", " + shape.padding();
     return s + " (" + reason + ")";
@@ -208,19 +230,30 @@ constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
   return parts < 1 ? 1 : int(parts);
 }
 
-// The plan for a shape on `sms` SMs. Requests in `o` are checked and kept; the rest is chosen. A
-// first guess, not a fitted model: no attention chain has run on the H200 yet.
-//   prefill, per edge, automatic -> kblock when either
+// A flat GEMM (edge none) takes the place of the chain's 128 x 128 kernel on an automatic edge when the
+// cost model (mlp_cost.hpp) puts it more than this share of that kernel's time faster. The share sits
+// between what per-tile waits measured to win over the PDL chain of the same kernels on the H200
+// (geomean ~1%, at most 13% of the chain at one shape: docs/attention.md, runs 53-56) and what the
+// 128 x 128 GEMMs measured to lose to cuBLASLt's (15-76%); tuning (AttentionRunOptions::tune) times
+// both where it matters.
+inline constexpr double kAttentionFlatGemmGain = 0.05;
+
+// The plan for a shape on `sms` SMs. Requests in `o` are checked and kept; the rest is chosen. `have`:
+// the optional forms of the GEMM kernel set (MlpKernelForms) that runs the flat GEMMs.
+//   prefill, per edge, automatic -> first the waits' rule, kblock when either
 //     * the consumer's CTAs fit in one wave: all of them can be resident as the producer's tiles
 //       retire, and each starts on the inputs already written; or
 //     * the producer leaves SMs idle at its end that consumer tiles with written inputs can take:
 //       its last wave leaves at least a quarter of the SMs idle, or (attn -> oproj) the attention is
 //       causal over more than one query block, so its tiles walk 1..S/128 key blocks and the last
 //       ones to finish run alone whatever the tile count;
-//     else none: the SMs stay busy through the boundary and the waits would only cost.
+//     else none: the SMs stay busy through the boundary and the waits would only cost. Then the
+//     GEMM on a kblock edge goes back to none when its flat form (plan_free_gemm) is modeled more
+//     than kAttentionFlatGemmGain faster than the 128 x 128 kernel the waits need.
 //   decode: none on both edges (the decode chain is not in attention_chain.baton: no proven
-//     policy); split-KV attention_kv_splits(batch*heads, key blocks, sms) unless asked.
-[[nodiscard]] inline result<AttentionPlan> plan_attention(const AttentionShape& s, int sms, const AttentionOptions& o = {}) {
+//     policy); split-KV attention_kv_splits(batch*heads, key blocks, sms) unless asked; the GEMMs flat.
+[[nodiscard]] inline result<AttentionPlan> plan_attention(const AttentionShape& s, int sms, const AttentionOptions& o = {},
+                                                          const MlpKernelForms& have = {}) {
   BATON_TRY(validate_attention(s));
   const std::string what = "baton::ops::Attention " + s.str() + ": ";
   if (sms < 1) return status(errc::invalid_argument, what + "sms must be >= 1");
@@ -237,6 +270,8 @@ constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
       return status(errc::invalid_argument, what + "kv_splits = " + std::to_string(*o.kv_splits) + " must be in [1, " +
                                                 std::to_string(kb) + "] (the key blocks of a sequence)");
     p.kv_splits = o.kv_splits.value_or(attention_kv_splits(attn_tiles, kb, sms));
+    BATON_TRY_ASSIGN(p.qkv_gemm, plan_free_gemm(int(s.padded_tokens()), 3 * s.width(), s.hidden, sms, o.qkv_gemm, have, what + "qkv GEMM"));
+    BATON_TRY_ASSIGN(p.oproj_gemm, plan_free_gemm(int(s.padded_tokens()), s.hidden, s.width(), sms, o.oproj_gemm, have, what + "oproj GEMM"));
     p.reason = "decode: no proven policy for the decode chain yet, PDL only; ";
     p.reason += o.kv_splits ? std::string("split-KV asked")
                             : "split-KV " + std::to_string(p.kv_splits) + ": " + std::to_string(attn_tiles) +
@@ -269,9 +304,41 @@ constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
     out = AttentionEdgePolicy::none;
     return std::to_string(consumer_ctas) + " " + consumer + " CTAs and a full last wave of " + producer + ": PDL, no semaphores";
   };
-  const std::string r1 = choose(o.qkv_to_attention, attn_tiles, qkv_ctas, false, "qkv", "attention", p.qkv_to_attention);
-  const std::string r2 = choose(o.attention_to_oproj, oproj_ctas, attn_tiles, s.causal && s.attention_grid().m > 1, "attention",
+  std::string r1 = choose(o.qkv_to_attention, attn_tiles, qkv_ctas, false, "qkv", "attention", p.qkv_to_attention);
+  std::string r2 = choose(o.attention_to_oproj, oproj_ctas, attn_tiles, s.causal && s.attention_grid().m > 1, "attention",
                                 "oproj", p.attention_to_oproj);
+  // The GEMMs: the flat form where the edge is none, or, on an automatic kblock edge, where the model
+  // puts it more than kAttentionFlatGemmGain faster than the batched 128 x 128 kernel.
+  const int tokens = int(s.padded_tokens());
+  const MlpCostModel model{};
+  auto gemm = [&](int n, int k, const GemmFormRequest& r, AttentionEdgePolicy asked, AttentionEdgePolicy& edge,
+                  Grid batched, const char* name, std::string& why) -> result<FreeGemmPlan> {
+    const bool requested = r != GemmFormRequest{};
+    if (requested && asked == AttentionEdgePolicy::kblock)
+      return status(errc::not_supported, what + name + " GEMM: a form request (tile, split-K, operands, CTA pairs) needs "
+                                                       "its edge none; on a kblock edge it is the chain's 128 x 128 kernel");
+    BATON_TRY_ASSIGN(FreeGemmPlan flat, plan_free_gemm(tokens, n, k, sms, r, have, what + name + " GEMM"));
+    FreeGemmPlan tiled;
+    tiled.form = GemmForm{GemmOperands::plain, kAttentionGemmTileN, 1, false};
+    tiled.grid = batched;
+    tiled.expected_us = mlp_gemm_cost_us(model, MlpGemmShape{tokens, n, k, kAttentionGemmTileN, 1, 1, 0}, sms);
+    if (edge == AttentionEdgePolicy::none) return flat;
+    if (asked == AttentionEdgePolicy::automatic && (requested || (flat.expected_us > 0 &&
+                                                    flat.expected_us < (1.0 - kAttentionFlatGemmGain) * tiled.expected_us))) {
+      edge = AttentionEdgePolicy::none;
+      char buf[200];
+      if (requested) std::snprintf(buf, sizeof buf, "none: its GEMM's form was asked for");
+      else std::snprintf(buf, sizeof buf, "none: the flat %s GEMM is modeled %.0f us against %.0f us for the 128x128 one the waits need",
+                         name, flat.expected_us, tiled.expected_us);
+      why += std::string(" -> ") + buf;
+      return flat;
+    }
+    return tiled;
+  };
+  BATON_TRY_ASSIGN(p.qkv_gemm, gemm(3 * s.width(), s.hidden, o.qkv_gemm, o.qkv_to_attention, p.qkv_to_attention,
+                                    s.qkv_grid(), "qkv", r1));
+  BATON_TRY_ASSIGN(p.oproj_gemm, gemm(s.hidden, s.width(), o.oproj_gemm, o.attention_to_oproj, p.attention_to_oproj,
+                                      s.oproj_grid(), "oproj", r2));
   p.reason = "qkv->attention: " + r1 + "; attention->oproj: " + r2;
   return p;
 }
