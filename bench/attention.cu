@@ -2,10 +2,13 @@
 // QKV GEMM -> causal FMHA -> O-proj GEMM of GPT-3 175B TP8 (hidden 12288, 12 heads of 128) and
 // LLaMA-65B TP8 (hidden 8192, 8 heads of 128), baton::ops::CompiledAttention against the same
 // CUTLASS sm90 kernels without semaphores. Variants, every one timed in a CUDA graph:
-//   baton-auto         the op's plan (plan_attention picks none or kblock per edge)
-//   cutlass-pdl-graph  the op with both edges none: exactly the three kernels PDL-launched (the
-//                      FMHA and O-proj run griddepcontrol.wait before their first load of the
-//                      producer's output), so this row is BENCHMARKS.md's baseline 3
+//   baton-auto         the op's plan (plan_attention picks none or kblock per edge, and each GEMM
+//                      without edges runs flat in the MLP cost model's form)
+//   baton-none         the op with both edges none: both GEMMs flat in their planned forms
+//                      (baton::mlp_kernels' GEMM2 forms), the FMHA and O-proj PDL-launched
+//   cutlass-pdl-graph  the chain's own three kernels (128 x 128 GEMMs, the FMHA) PDL-launched without
+//                      edges (the FMHA and O-proj run griddepcontrol.wait before their first load of
+//                      the producer's output): BENCHMARKS.md's baseline 3 for the kblock rows
 //   baton-kblock       both edges kblock (batonc's per-key-block / per-k-block waits)
 //   baton-kblock-none  qkv->attention kblock, attention->oproj none (PDL)
 //   baton-none-kblock  qkv->attention none (PDL), attention->oproj kblock
@@ -14,10 +17,9 @@
 //   bound-concurrent   the same three kernels with no dependency between them, on three streams of
 //                      a graph, joined after each pass: the overlap bound (BENCHMARKS.md baseline 6;
 //                      not a baseline: it computes from inputs already in place)
-// The op has no serial launch option (its enqueue is always PDL), so cutlass-graph, cutlass-stream
-// and bound-concurrent come from a chain this bench builds itself from the library's compiled
-// kernels (the ones the op launches with both edges none, with the op's arguments), without edges;
-// nothing is added to the op. The PyTorch baselines (cuBLASLt + SDPA flash / cuDNN in a graph) come
+// cutlass-pdl-graph, cutlass-graph, cutlass-stream and bound-concurrent come from a chain this bench
+// builds itself from the library's compiled kernels (the ones the op's kblock edges run, with the
+// op's arguments), without edges; nothing is added to the op. The PyTorch baselines (cuBLASLt + SDPA flash / cuDNN in a graph) come
 // from bench/attention/sdpa_baseline.py in the same device call; bench/attention/merge.py joins
 // both into attention-<workload>.csv. Decode is not measured: the op refuses decode shapes (their
 // kernels are not built, docs/attention.md).
@@ -205,6 +207,9 @@ struct PlainAttention {
     return {};
   }
   [[nodiscard]] status enqueue_serial(cudaStream_t stream) { return launch_chain(chain, stream, launches, LaunchSchedule::serial); }
+  // PDL-launched: the FMHA and O-proj wait with griddepcontrol.wait before their first load of the
+  // producer's output (the op's none edges on these kernels).
+  [[nodiscard]] status enqueue_pdl(cudaStream_t stream) { return launch_chain(chain, stream, launches, LaunchSchedule::pdl); }
   // One pass with the three kernels independent: forked from `stream` onto side[0] and side[1]
   // and joined back, so passes do not overlap one another.
   [[nodiscard]] status enqueue_concurrent(cudaStream_t stream, const cudaStream_t side[2], const cudaEvent_t ev[3]) {
@@ -225,10 +230,12 @@ struct PlainAttention {
 
 // ---- command line ---------------------------------------------------------------------------------
 
-const char* const kAllVariants[] = {"baton-auto",        "cutlass-pdl-graph", "baton-kblock",     "baton-kblock-none",
-                                    "baton-none-kblock", "cutlass-graph",     "cutlass-stream",   "bound-concurrent"};
+const char* const kAllVariants[] = {"baton-auto",        "baton-none",        "cutlass-pdl-graph", "baton-kblock",
+                                    "baton-kblock-none", "baton-none-kblock", "cutlass-graph",     "cutlass-stream",
+                                    "bound-concurrent"};
 const char* const kDefaultVariants =
-    "baton-auto,cutlass-pdl-graph,baton-kblock,baton-kblock-none,baton-none-kblock,cutlass-graph,bound-concurrent";
+    "baton-auto,baton-none,cutlass-pdl-graph,baton-kblock,baton-kblock-none,baton-none-kblock,cutlass-graph,"
+    "bound-concurrent";
 
 struct Args {
   std::string workload;  // gpt3 | llama | custom ("" until parsed)
@@ -254,8 +261,9 @@ void usage() {
       "  --batch LIST                  sequences per shape, e.g. 1,4,8 (default 1,4,8; custom 1)\n"
       "  --seq LIST                    tokens per sequence, e.g. 512,1024 (default 512,1024,2048; custom: required)\n"
       "  --heads H --hidden N          a custom model: H heads of 128 on this GPU, hidden N = tp * H * 128\n"
-      "  --variants LIST               subset of baton-auto,cutlass-pdl-graph,baton-kblock,baton-kblock-none,\n"
-      "                                baton-none-kblock,cutlass-graph,cutlass-stream,bound-concurrent\n"
+      "  --variants LIST               subset of baton-auto,baton-none,cutlass-pdl-graph,baton-kblock,\n"
+      "                                baton-kblock-none,baton-none-kblock,cutlass-graph,cutlass-stream,\n"
+      "                                bound-concurrent\n"
       "                                (default: all but cutlass-stream; bound-concurrent is the overlap\n"
       "                                bound, the kernels without dependencies: never counted as a baseline)\n"
       "  --reps N (50, >= 50 for results) --iters N (0: per shape, ~1 ms of floor time, 2..20)\n"
@@ -399,6 +407,16 @@ int auto_iters(double floor) { return int(std::clamp(std::ceil(1000.0 / std::max
 std::string policy_str(const ops::AttentionPlan& p) {
   return std::string(ops::to_string(p.qkv_to_attention)) + "/" + ops::to_string(p.attention_to_oproj);
 }
+// The GEMMs' forms as run: "<qkv>/<oproj>", each 128xN[sK][ flat| batched] or swapped128xT[sK].
+std::string gemms_str(const ops::AttentionPlan& p) {
+  auto one = [](const ops::FreeGemmPlan& g, bool flat) {
+    const ops::GemmForm& f = g.form;
+    std::string t = (f.operands == ops::GemmOperands::swapped ? "swapped128x" : "128x") + std::to_string(f.tile);
+    if (f.split_k > 1) t += "s" + std::to_string(f.split_k);
+    return t + (flat ? " flat" : " batched");
+  };
+  return one(p.qkv_gemm, p.qkv_flat()) + "/" + one(p.oproj_gemm, p.oproj_flat());
+}
 
 // ---- the run --------------------------------------------------------------------------------------
 
@@ -527,6 +545,7 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   // a second check after one more repetition. `prepare` NaN-poisons what the checked run must write.
   struct Variant {
     std::string name, policy, launch;
+    std::string gemms = "128x128 batched/128x128 batched";
     bool baseline = false, graph = true;
     std::function<status()> enqueue, errors, prepare;
   };
@@ -565,7 +584,7 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     bench::Row r = bench::timed_row("attention-" + a.workload, shape, v.name, us, fl, v.baseline, correct);
     char err[32];
     std::snprintf(err, sizeof err, "%.3e", std::max(rel1, rel2));
-    r.extra = {{"policy", v.policy}, {"launch", v.launch}, {"iters", std::to_string(iters)},
+    r.extra = {{"policy", v.policy}, {"gemms", v.gemms}, {"launch", v.launch}, {"iters", std::to_string(iters)},
                {"rel_err", a.check ? std::string(err) : std::string("unchecked")}};
     all_ok = all_ok && (correct || !a.check);
     rows.push_back(r);
@@ -591,6 +610,7 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     Variant v;
     v.name = name;
     v.policy = policy_str(chain.plan());
+    v.gemms = gemms_str(chain.plan());
     v.launch = "pdl";
     v.baseline = baseline;
     v.enqueue = [&] { return chain.enqueue(stream); };
@@ -599,14 +619,14 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     measure(v);
   };
   op_variant("baton-auto", "auto", false);
-  op_variant("cutlass-pdl-graph", "none", true);
+  op_variant("baton-none", "none", false);
   op_variant("baton-kblock", "kblock", false);
   op_variant("baton-kblock-none", "kblock-none", false);
   op_variant("baton-none-kblock", "none-kblock", false);
 
   // The bench's own chain of the same kernels without edges.
-  if (a.breakdown || bench::in_list(a.variants, "cutlass-graph") || bench::in_list(a.variants, "cutlass-stream") ||
-      bench::in_list(a.variants, "bound-concurrent")) {
+  if (a.breakdown || bench::in_list(a.variants, "cutlass-pdl-graph") || bench::in_list(a.variants, "cutlass-graph") ||
+      bench::in_list(a.variants, "cutlass-stream") || bench::in_list(a.variants, "bound-concurrent")) {
     PlainAttention plain;
     if (status st = plain.build(s, t, stream); !st.ok()) {
       std::fprintf(stderr, "%s plain kernels: %s\n", shape.c_str(), st.to_string().c_str());
@@ -617,6 +637,12 @@ status Bench::shape_run(const ops::AttentionShape& s) {
       v.baseline = true;
       v.errors = [&] { return plain.check_errors(stream); };
       v.prepare = [&] { return poison(true); };
+      if (bench::in_list(a.variants, "cutlass-pdl-graph")) {
+        v.name = "cutlass-pdl-graph";
+        v.launch = "pdl";
+        v.enqueue = [&] { return plain.enqueue_pdl(stream); };
+        measure(v);
+      }
       v.enqueue = [&] { return plain.enqueue_serial(stream); };
       if (bench::in_list(a.variants, "cutlass-graph")) {
         v.name = "cutlass-graph";
@@ -652,15 +678,18 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   // The timeline: one shape, the op's trace pointers, the last of three passes.
   if (!a.timeline.empty() && !timeline_done && (a.tl_batch == 0 || (a.tl_batch == s.batch && a.tl_seq == s.seq))) {
     timeline_done = true;
-    const Grid grids[3] = {s.qkv_grid(), s.attention_grid(), s.oproj_grid()};
+    ops::AttentionRunOptions ro;
+    (void)parse_policy(a.tl_policy, ro.plan);
+    ro.log = false;
+    // The trace buffers hold one event per tile of the grids the plan runs (a flat GEMM's are its form's).
+    BATON_TRY_ASSIGN(const int sms, ops::detail::plan_sms(0));
+    BATON_TRY_ASSIGN(const ops::AttentionPlan tp, ops::plan_attention(s, sms, ro.plan, Op::gemm_forms));
+    const Grid grids[3] = {tp.qkv_gemm.grid, s.attention_grid(), tp.oproj_gemm.grid};
     bench::device_buffer tr[3];
     for (int i = 0; i < 3; ++i) {
       BATON_TRY(alloc(tr[i], size_t(grids[i].size()) * sizeof(TileEvent), "trace"));
       BATON_CUDA_TRY(cudaMemsetAsync(tr[i].data(), 0, size_t(grids[i].size()) * sizeof(TileEvent), stream));
     }
-    ops::AttentionRunOptions ro;
-    (void)parse_policy(a.tl_policy, ro.plan);
-    ro.log = false;
     ro.trace_qkv = bench::device_ptr<TileEvent>(tr[0]);
     ro.trace_attention = bench::device_ptr<TileEvent>(tr[1]);
     ro.trace_oproj = bench::device_ptr<TileEvent>(tr[2]);

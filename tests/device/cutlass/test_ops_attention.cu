@@ -1,5 +1,6 @@
 // Device tests (label gpu) of the attention op, baton::ops::Attention (include/baton/ops/attention/),
 // as CompiledAttention over the library baton::attention_kernels (kernels/attention/):
+//   * the GEMMs without edges flat on baton::mlp_kernels' forms (every width, split-K, swapped);
 //   * every pair of edge policies (none / kblock on QKV -> attention and attention -> O-proj: the
 //     four FMHA forms) x shapes: one query block, whole blocks, ragged sequences (seq not a multiple
 //     of 128, and not of 8: padded), several sequences (grid z), tensor parallelism (hidden =
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -197,6 +199,46 @@ TEST_F(AttentionTest, EveryEdgePolicyPairMatchesTheReference) {
         o.plan.attention_to_oproj = p2;
         run_and_check(s, o);
       }
+}
+
+// The GEMMs without edges run flat on baton::mlp_kernels' GEMM2 forms: every tile width, split-K,
+// the swapped forms at small M, each GEMM on its own and with the other edge waiting.
+TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
+  using ops::GemmOperands;
+  struct Form {
+    std::optional<GemmOperands> operands;
+    int tile, split;
+  };
+  const Form forms[] = {{GemmOperands::plain, 96, 1},  {GemmOperands::plain, 128, 2}, {GemmOperands::plain, 192, 1},
+                        {GemmOperands::plain, 256, 3}, {GemmOperands::swapped, 160, 1}, {GemmOperands::swapped, 192, 2}};
+  for (const auto& s : {prefill(1, 128, 1), prefill(2, 200, 2), prefill(1, 77, 1, 2)})
+    for (const Form& f : forms) {
+      if (f.operands == GemmOperands::swapped && s.padded_tokens() > f.tile) continue;
+      // Split-K parts up to each GEMM's k-blocks.
+      const ops::GemmFormRequest rq{f.operands, f.tile, std::min(f.split, s.qkv_k_blocks()), std::nullopt};
+      const ops::GemmFormRequest ro{f.operands, f.tile, std::min(f.split, s.oproj_k_blocks()), std::nullopt};
+      for (int which = 0; which < 3; ++which) {  // qkv flat, oproj flat, both (the other edge kblock)
+        ops::AttentionRunOptions o;
+        o.plan.qkv_to_attention = which == 1 ? AttentionEdgePolicy::kblock : AttentionEdgePolicy::none;
+        o.plan.attention_to_oproj = which == 0 ? AttentionEdgePolicy::kblock : AttentionEdgePolicy::none;
+        if (which != 1) o.plan.qkv_gemm = rq;
+        if (which != 0) o.plan.oproj_gemm = ro;
+        SCOPED_TRACE(s.str() + " form " + std::to_string(f.tile) + (f.operands == GemmOperands::swapped ? " swapped" : "") +
+                     " split " + std::to_string(f.split) + " case " + std::to_string(which));
+        run_and_check(s, o);
+      }
+    }
+  // A form the library lacks (CTA pairs without BATON_MLP_EXTRA_KERNELS) is refused by name.
+  if constexpr (!Op::gemm_forms.cta_pairs) {
+    const ops::AttentionShape s = prefill(1, 128, 1);
+    Buffers b = upload(data(s), stream);
+    ops::AttentionRunOptions o;
+    o.log = false;
+    o.plan.oproj_gemm = ops::GemmFormRequest{ops::GemmOperands::plain, 96, 1, true};
+    auto op = Op::create(s, b.t, stream, o);
+    ASSERT_FALSE(op.ok());
+    EXPECT_NE(op.error().to_string().find("BATON_MLP_EXTRA_KERNELS"), std::string::npos) << op.error().to_string();
+  }
 }
 
 TEST_F(AttentionTest, AutomaticPlanMatchesTheReference) {

@@ -358,7 +358,10 @@ class Attention {
     };
     auto e1 = edge(a), e2 = edge(b);
     if (!e1 || !e2) return std::nullopt;
-    return AttentionOptions{*e1, *e2, std::nullopt};
+    AttentionOptions o;
+    o.qkv_to_attention = *e1;
+    o.attention_to_oproj = *e2;
+    return o;
   }
 
   [[nodiscard]] static result<std::unique_ptr<Attention>> tuned_(const AttentionShape& shape, const AttentionTensors& t,
