@@ -436,15 +436,23 @@ struct Bench {
   // (the same graphs as the chain's rows, so per-launch costs amortize alike). The inputs are the
   // last checked pass's; the outputs are not compared here (the chain's rows check these kernels),
   // so the rows say correct 0 and rel_err "unchecked". Floors per kernel, as floor_us() counts them.
-  void measure_parts(const ops::AttentionShape& s, const std::string& shape, PlainAttention& plain, int iters) {
+  // Each kernel alone in a graph of its own: the chain's three (part-qkv-gemm, part-fmha,
+  // part-oproj-gemm) and, where `flat` (the op with both edges none) is given, its flat GEMMs
+  // (part-qkv-gemm-flat, part-oproj-gemm-flat).
+  void measure_parts(const ops::AttentionShape& s, const std::string& shape, PlainAttention& plain, Op* flat, int iters) {
     const double T = double(s.batch) * s.seq, W = double(s.width()), N = double(s.hidden), S = double(s.seq);
     const double fl[3] = {bench::floor_us_of(2 * T * N * 3 * W, 2.0 * (T * N + 3 * W * N + T * 3 * W)),
                           bench::floor_us_of(2.0 * 2.0 * s.batch * s.heads * (S * (S + 1) / 2) * kHeadDim,
                                              2.0 * (T * 3 * W + T * W)),
                           bench::floor_us_of(2 * T * W * N, 2.0 * (T * W + N * W + T * N))};
-    const char* names[3] = {"part-qkv-gemm", "part-fmha", "part-oproj-gemm"};
-    for (int i = 0; i < 3; ++i) {
-      auto one = [&]() -> status { return launch_stage(plain.launches[size_t(i)], stream); };
+    const char* names[5] = {"part-qkv-gemm", "part-fmha", "part-oproj-gemm", "part-qkv-gemm-flat", "part-oproj-gemm-flat"};
+    for (int i = 0; i < (flat ? 5 : 3); ++i) {
+      auto one = [&]() -> status {
+        if (i == 3) return flat->enqueue_stage(0, stream);
+        if (i == 4) return flat->enqueue_stage(2, stream);
+        return launch_stage(plain.launches[size_t(i)], stream);
+      };
+      const double floor = fl[i == 3 ? 0 : i == 4 ? 2 : i];
       std::vector<double> us;
       status st = {};
       auto cg = bench::capture_iterations(stream, iters, one);
@@ -459,10 +467,12 @@ struct Bench {
         all_ok = false;
         continue;
       }
-      bench::Row r = bench::timed_row("attention-" + a.workload, shape, names[i], us, fl[i], false, false);
-      r.extra = {{"policy", "none"}, {"launch", "graph"}, {"iters", std::to_string(iters)}, {"rel_err", "unchecked"}};
-      std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  (kernel alone)\n", shape.c_str(), names[i], r.median_us,
-                  fl[i] > 0 ? r.median_us / fl[i] : 0.0);
+      bench::Row r = bench::timed_row("attention-" + a.workload, shape, names[i], us, floor, false, false);
+      const std::string gemms = flat && i >= 3 ? gemms_str(flat->plan()) : "128x128 batched/128x128 batched";
+      r.extra = {{"policy", "none"}, {"gemms", gemms}, {"launch", "graph"}, {"iters", std::to_string(iters)},
+                 {"rel_err", "unchecked"}};
+      std::printf("%-62s %-20s %10.2f us  x%-6.2f floor  (kernel alone)\n", shape.c_str(), names[i], r.median_us,
+                  floor > 0 ? r.median_us / floor : 0.0);
       parts.push_back(std::move(r));
     }
   }
@@ -671,7 +681,17 @@ status Bench::shape_run(const ops::AttentionShape& s) {
         v.enqueue = [&] { return plain.enqueue_concurrent(stream, side, ev); };
         measure(v);
       }
-      if (a.breakdown) measure_parts(s, shape, plain, iters);
+      if (a.breakdown) {
+        ops::AttentionRunOptions ro;
+        (void)parse_policy("none", ro.plan);
+        ro.log = false;
+        auto flat = Op::create(s, t, stream, ro);
+        if (!flat.ok()) {
+          std::fprintf(stderr, "%s flat GEMMs: %s\n", shape.c_str(), flat.error().to_string().c_str());
+          all_ok = false;
+        }
+        measure_parts(s, shape, plain, flat.ok() ? flat.value().get() : nullptr, iters);
+      }
     }
   }
 

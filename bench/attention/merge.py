@@ -19,7 +19,7 @@ Also printed per shape: auto against cutlass-pdl-graph and the share of the over
   python3 bench/attention/merge.py --bench attention-gpt3.csv --sdpa sdpa-gpt3.csv --out attention-gpt3.csv
 
 --parts joins the per-kernel files instead (the bench's --breakdown: part-qkv-gemm, part-fmha,
-part-oproj-gemm; sdpa_baseline.py's --breakdown: part-qkv-cublaslt, part-sdpa-<backend>,
+part-oproj-gemm, the op's flat GEMMs part-qkv-gemm-flat and part-oproj-gemm-flat; sdpa_baseline.py's --breakdown: part-qkv-cublaslt, part-sdpa-<backend>,
 part-oproj-cublaslt) and prints, per shape, each of our kernels against the baseline's part:
 
   python3 bench/attention/merge.py --parts attention-gpt3-breakdown.csv sdpa-gpt3-breakdown.csv \
@@ -74,7 +74,8 @@ def shape_sort_key(shape):
 
 
 # Our kernel -> the baseline's part it stands against (the best SDPA backend for the attention).
-PART_PAIRS = (("part-qkv-gemm", "part-qkv-cublaslt"), ("part-fmha", "part-sdpa-"), ("part-oproj-gemm", "part-oproj-cublaslt"))
+PART_PAIRS = (("part-qkv-gemm", "part-qkv-cublaslt"), ("part-qkv-gemm-flat", "part-qkv-cublaslt"), ("part-fmha", "part-sdpa-"),
+              ("part-oproj-gemm", "part-oproj-cublaslt"), ("part-oproj-gemm-flat", "part-oproj-cublaslt"))
 
 
 def merge_parts(paths, out):

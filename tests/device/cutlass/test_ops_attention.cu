@@ -228,6 +228,28 @@ TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
         run_and_check(s, o);
       }
     }
+  // The stages one at a time (enqueue_stage, the bench's breakdown) compute the chain; with a kblock
+  // edge they are refused.
+  {
+    const ops::AttentionShape s = prefill(2, 200, 2);
+    const Data& d = data(s);
+    Buffers b = upload(d, stream);
+    ops::AttentionRunOptions o;
+    o.log = false;
+    o.plan.qkv_to_attention = o.plan.attention_to_oproj = AttentionEdgePolicy::none;
+    auto op = Op::create(s, b.t, stream, o);
+    ASSERT_TRUE(op.ok()) << op.error().to_string();
+    const size_t rows = size_t(s.padded_tokens());
+    BT_CUDA(cudaMemsetAsync(b.y.get(), 0xFF, rows * s.hidden * sizeof(bf16), stream));
+    for (int i = 0; i < 3; ++i) BT_ASSERT_OK(op.value()->enqueue_stage(i, stream));
+    BT_ASSERT_OK(op.value()->check_errors(stream));
+    EXPECT_TRUE(close(s, download(b.y.get(), rows * s.hidden), d.y_ref, s.hidden, "Y (stages one at a time)"));
+    EXPECT_EQ(op.value()->enqueue_stage(3, stream).code(), errc::invalid_argument);
+    o.plan.qkv_to_attention = AttentionEdgePolicy::kblock;
+    auto waiting = Op::create(s, b.t, stream, o);
+    ASSERT_TRUE(waiting.ok()) << waiting.error().to_string();
+    EXPECT_EQ(waiting.value()->enqueue_stage(0, stream).code(), errc::not_supported);
+  }
   // A form the library lacks (CTA pairs without BATON_MLP_EXTRA_KERNELS) is refused by name.
   if constexpr (!Op::gemm_forms.cta_pairs) {
     const ops::AttentionShape s = prefill(1, 128, 1);

@@ -171,6 +171,20 @@ class Attention {
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, LaunchSchedule::pdl); }
   // Waits for `stream`; the chain's error record (watchdog reports) as a status.
   [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  // One stage alone (0 qkv, 1 attention, 2 oproj), a plain launch on `stream`: for timing each kernel
+  // of the plan in isolation (bench/attention.cu's --breakdown). It reads whatever its input holds.
+  // Plans with a kblock edge are refused: a consumer launched without its producer would wait for
+  // posts that never come, and its tickets would leave the chain's epochs out of step.
+  [[nodiscard]] status enqueue_stage(int which, cudaStream_t stream) {
+    if (which < 0 || which > 2)
+      return status(errc::invalid_argument, "baton::ops::Attention::enqueue_stage: which must be 0, 1 or 2, got " +
+                                                std::to_string(which));
+    if (plan_.qkv_to_attention != AttentionEdgePolicy::none || plan_.attention_to_oproj != AttentionEdgePolicy::none)
+      return status(errc::not_supported, "baton::ops::Attention::enqueue_stage: one stage alone needs both edges none, the "
+                                         "plan has " + std::string(to_string(plan_.qkv_to_attention)) + "/" +
+                                         to_string(plan_.attention_to_oproj));
+    return launch_stage(launches_[size_t(which)], stream);
+  }
   const AttentionPlan& plan() const { return plan_; }
   const Chain& chain() const { return chain_; }
 
