@@ -58,7 +58,8 @@ template result<StageLaunch> compiled_launch<${config}, ${stage}, sm90::${wait_t
   # resolves a target name even inside $<INSTALL_INTERFACE> and refuses to export a target that
   # links a non-exported one.
   target_include_directories(${tgt} SYSTEM PUBLIC "$<BUILD_INTERFACE:${BATON_CUTLASS_INCLUDE_DIRS}>")
-  target_link_libraries(${tgt} PUBLIC baton::baton "$<INSTALL_INTERFACE:baton::cutlass_headers>" CUDA::cudart)
+  # The ops own their workspaces as baton::async::device_allocation (baton/ops/op_support.cuh).
+  target_link_libraries(${tgt} PUBLIC baton::baton baton::async "$<INSTALL_INTERFACE:baton::cutlass_headers>" CUDA::cudart)
   set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${op}_kernels POSITION_INDEPENDENT_CODE ON)
   # Users compile the op's kernel header (CUTLASS's headers) for sm_90a with these flags too.
   target_compile_options(${tgt} INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)

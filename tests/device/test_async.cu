@@ -3,6 +3,7 @@
 // into a graph and replayed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -129,6 +130,34 @@ TEST_F(Async, StreamOrderedDeviceBuffer) {
     BT_CUDA(cudaMemsetAsync(b.value().data(), 0, b.value().bytes(), s.value().get()));
   }  // each freed on its stream, in order
   BT_ASSERT_OK(s.value().ref().synchronize());
+}
+
+// Device memory tied to no stream (the ops' workspaces): usable on any stream, freed by cudaFree,
+// movable; zero bytes is empty; an impossible size is a status naming the size, and the object stays empty.
+TEST_F(Async, DeviceAllocation) {
+  auto a = async::device_allocation::create(size_t(1) << 20);
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  ASSERT_NE(a.value().data(), nullptr);
+  EXPECT_EQ(a.value().bytes(), size_t(1) << 20);
+  BT_CUDA(cudaMemsetAsync(a.value().data(), 0x5A, a.value().bytes(), stream));
+  std::vector<unsigned char> back(a.value().bytes());
+  BT_CUDA(cudaMemcpyAsync(back.data(), a.value().data(), back.size(), cudaMemcpyDeviceToHost, stream));
+  BT_CUDA(cudaStreamSynchronize(stream));
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](unsigned char c) { return c == 0x5A; }));
+  async::device_allocation moved = std::move(a.value());
+  EXPECT_EQ(a.value().data(), nullptr);
+  EXPECT_EQ(a.value().bytes(), 0u);
+  EXPECT_EQ(moved.as<float>().size(), (size_t(1) << 20) / 4);
+  moved.reset();
+  EXPECT_EQ(moved.data(), nullptr);
+  auto empty = async::device_allocation::create(0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty.value().data(), nullptr);
+  auto huge = async::device_allocation::create(size_t(1) << 62);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().code(), errc::cuda_error);
+  EXPECT_NE(huge.error().to_string().find("cudaMalloc(4611686018427387904 bytes)"), std::string::npos) << huge.error().to_string();
+  (void)cudaGetLastError();  // the failed cudaMalloc is not sticky; clear it for the next test
 }
 
 struct PipeCase {

@@ -5,6 +5,8 @@
 //                                   (pinned_buffer) return their slab when destroyed
 //   host_registration               page-locks a user buffer in place (cudaHostRegister), RAII
 //   device_buffer                   stream-ordered device memory (cudaMallocAsync / cudaFreeAsync)
+//   device_allocation               device memory tied to no stream (cudaMalloc / cudaFree): what an
+//                                   object that outlives the streams it runs on owns (an op's workspaces)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -239,6 +241,52 @@ class device_buffer {
   void* p_ = nullptr;
   size_t bytes_ = 0;
   stream_ref s_{cudaStream_t{}};  // an empty buffer has no stream
+};
+
+// Device memory tied to no stream: cudaMalloc, and cudaFree when destroyed (or reset), which waits for
+// the device's work in flight to finish before the memory is reused. For memory used on whatever
+// streams its owner is given over its life, where a stream-ordered free (device_buffer) would need a
+// stream that outlives the owner: the ops' semaphore and split-K workspaces. Zero bytes: empty, no call.
+class device_allocation {
+ public:
+  device_allocation() = default;
+  device_allocation(const device_allocation&) = delete;
+  device_allocation& operator=(const device_allocation&) = delete;
+  device_allocation(device_allocation&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  device_allocation& operator=(device_allocation&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  ~device_allocation() { reset(); }
+  [[nodiscard]] static result<device_allocation> create(size_t bytes) {
+    device_allocation a;
+    if (bytes == 0) return result<device_allocation>(std::move(a));
+    if (const cudaError_t e = cudaMalloc(&a.p_, bytes); e != cudaSuccess) {
+      a.p_ = nullptr;
+      return cuda_check(e, ("cudaMalloc(" + std::to_string(bytes) + " bytes)").c_str());
+    }
+    a.bytes_ = bytes;
+    return result<device_allocation>(std::move(a));
+  }
+  [[nodiscard]] void* data() const noexcept { return p_; }
+  [[nodiscard]] size_t bytes() const noexcept { return bytes_; }
+  template <class T>
+  [[nodiscard]] device_span<T> as() const noexcept {
+    return {static_cast<T*>(p_), bytes_ / sizeof(T)};
+  }
+  void reset() noexcept {
+    if (p_) (void)cudaFree(p_);
+    p_ = nullptr;
+    bytes_ = 0;
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 }  // namespace baton::async

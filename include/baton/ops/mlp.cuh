@@ -471,10 +471,6 @@ class Mlp {
 
   Mlp(const Mlp&) = delete;
   Mlp& operator=(const Mlp&) = delete;
-  ~Mlp() {
-    for (void* p : {ws_, sw1_, sw2_})
-      if (p) (void)cudaFree(p);
-  }
 
   // Plans, validates (soundness checker included), allocates the chain and split-K workspaces
   // (zeroed on `stream`), builds the launches. Nothing is launched.
@@ -499,7 +495,7 @@ class Mlp {
   // with a GEMM1 of more than one wave: two plain launches).
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, sched_); }
   // Waits for `stream` and returns the chain's error record as a status (watchdog reports).
-  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_.data(), stream); }
   // One of the two GEMMs alone (which = 1 or 2), a plain launch on `stream`: for timing each GEMM
   // of the plan in isolation (bench/mlp.cu's breakdown of a pass into GEMM1, GEMM2 and the rest).
   // GEMM2 reads whatever Y holds. Plans with semaphores (row, kblock) are refused: a GEMM2 launched
@@ -813,8 +809,8 @@ class Mlp {
     BATON_TRY(detail::alloc_zeroed(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(detail::alloc_zeroed(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
     // Shapes and pointers (and the split-K workspaces) before any stage is built or bound.
-    BATON_TRY(f1.can(sw1_).with_context("gemm1"));
-    BATON_TRY(f2.can(sw2_).with_context("gemm2"));
+    BATON_TRY(f1.can(sw1_.data()).with_context("gemm1"));
+    BATON_TRY(f2.can(sw2_.data()).with_context("gemm2"));
 
     const Grid g1 = plan_.gemm1, g2 = plan_.gemm2;
     BindOptions b1, b2;
@@ -832,16 +828,16 @@ class Mlp {
                     static_cast<bf16*>(t.z)};
       up.split_k = plan_.form1.split_k;
       down.split_k = plan_.form2.split_k;
-      up.split_workspace = sw1_;
-      down.split_workspace = sw2_;
+      up.split_workspace = sw1_.data();
+      down.split_workspace = sw2_.data();
       up.next_weights = next;
       auto s1 = chain_.add_stage("gemm1", g1, order, {.reads = {"X", "W1"}, .writes = {"Y"}});
       auto s2 = chain_.add_stage("gemm2", g2, order, {.reads = {"Y", "W2"}, .writes = {"Z"}});
       auto e = chain_.add_edge(s1, s2, policy, deps::gemm_a(fp, g2));
       BATON_TRY(chain_.validate());  // the soundness checker proves the policy before any launch
       BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
-      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
-      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
+      auto st1 = chain_.bind(s1, ws_.data(), chain_.workspace_bytes(), outs(e), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_.data(), chain_.workspace_bytes(), outs(), ins(e), b2);
       if (!st1.ok()) return st1.error();
       if (!st2.ok()) return st2.error();
       l1 = Kernels::up(st1.value(), up);
@@ -862,12 +858,12 @@ class Mlp {
         auto s2 = chain_.add_stage("gemm2", g2, order);
         BATON_TRY(chain_.validate());
         BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
-        auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
-        auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
+        auto st1 = chain_.bind(s1, ws_.data(), chain_.workspace_bytes(), outs(), ins(), b1);
+        auto st2 = chain_.bind(s2, ws_.data(), chain_.workspace_bytes(), outs(), ins(), b2);
         if (!st1.ok()) return st1.error();
         if (!st2.ok()) return st2.error();
-        l1 = f1.launch(st1.value(), sw1_, false);
-        l2 = f2.launch(st2.value(), sw2_, pdl);
+        l1 = f1.launch(st1.value(), sw1_.data(), false);
+        l2 = f2.launch(st2.value(), sw2_.data(), pdl);
       }
     }
     if (!l1.ok()) return l1.error().with_context("baton::ops::mlp gemm1");
@@ -878,9 +874,9 @@ class Mlp {
 
   MlpPlan plan_;
   Chain chain_;
-  void* ws_ = nullptr;
-  void* sw1_ = nullptr;
-  void* sw2_ = nullptr;
+  async::device_allocation ws_;
+  async::device_allocation sw1_;
+  async::device_allocation sw2_;
   std::vector<StageLaunch> launches_;
   LaunchSchedule sched_ = LaunchSchedule::pdl;
   int sms_ = 0;

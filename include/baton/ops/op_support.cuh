@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/async/memory.cuh"
+#include "baton/async/stream.cuh"
 #include "baton/chain.hpp"
 #include "baton/launch.cuh"
 #include "baton/ops/tuner.hpp"
@@ -36,17 +38,24 @@ namespace baton::ops::detail {
   return tune_device_key(prop.name, prop.major, prop.minor, sms);
 }
 
-// `bytes` of device memory zeroed on `stream` (nothing for 0 bytes); `what` names it in errors.
-[[nodiscard]] inline status alloc_zeroed(void*& p, size_t bytes, cudaStream_t stream, const char* what) {
+// An op's workspaces are async::device_allocation: tied to no stream (an op runs on whichever stream
+// each enqueue names, and may outlive them all), freed by cudaFree when the op is destroyed.
+
+// `bytes` of device memory zeroed on `stream` into `out` (empty for 0 bytes); `what` names it in errors.
+[[nodiscard]] inline status alloc_zeroed(async::device_allocation& out, size_t bytes, cudaStream_t stream, const char* what) {
+  auto a = async::device_allocation::create(bytes);
+  if (!a.ok()) return a.error().with_context(std::string("allocating the ") + what);
+  out = std::move(a.value());
   if (bytes == 0) return {};
-  BATON_TRY(cuda_status(cudaMalloc(&p, bytes), std::string("cudaMalloc(") + what + ")"));
-  return cuda_status(cudaMemsetAsync(p, 0, bytes, stream), std::string("zeroing the ") + what);
+  return cuda_status(cudaMemsetAsync(out.data(), 0, bytes, stream), std::string("zeroing the ") + what);
 }
 
-// The chain's semaphore workspace, allocated and initialized on `stream`.
-[[nodiscard]] inline status alloc_chain_workspace(Chain& chain, void*& ws, cudaStream_t stream) {
-  BATON_CUDA_TRY(cudaMalloc(&ws, chain.workspace_bytes()));
-  return initialize_workspace(chain, ws, chain.workspace_bytes(), stream);
+// The chain's semaphore workspace, allocated into `ws` and initialized on `stream`.
+[[nodiscard]] inline status alloc_chain_workspace(Chain& chain, async::device_allocation& ws, cudaStream_t stream) {
+  auto a = async::device_allocation::create(chain.workspace_bytes());
+  if (!a.ok()) return a.error().with_context("allocating the chain's semaphore workspace");
+  ws = std::move(a.value());
+  return initialize_workspace(chain, ws.data(), chain.workspace_bytes(), stream);
 }
 
 // Mean microseconds of one pass of `op` (op.enqueue(stream)) over `iters` timed passes after `warm`
@@ -54,19 +63,17 @@ namespace baton::ops::detail {
 // is an error, not a time.
 template <class Op>
 [[nodiscard]] result<double> mean_pass_us(Op& op, cudaStream_t stream, int iters, int warm) {
-  cudaEvent_t a = nullptr, b = nullptr;
-  BATON_CUDA_TRY(cudaEventCreate(&a));
-  status st = cuda_status(cudaEventCreate(&b), "cudaEventCreate");
+  BATON_TRY_ASSIGN(const async::event a, async::event::create(/*timing=*/true));
+  BATON_TRY_ASSIGN(const async::event b, async::event::create(/*timing=*/true));
   float ms = 0;
+  status st;
   for (int i = 0; i < warm && st.ok(); ++i) st = op.enqueue(stream);
-  if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
+  if (st.ok()) st = a.record(stream);
   for (int i = 0; i < iters && st.ok(); ++i) st = op.enqueue(stream);
-  if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
-  if (st.ok()) st = cuda_status(cudaEventSynchronize(b), "cudaEventSynchronize (tuning)");
+  if (st.ok()) st = b.record(stream);
+  if (st.ok()) st = b.synchronize();
   if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
   if (st.ok()) st = op.check_errors(stream);
-  (void)cudaEventDestroy(a);
-  if (b) (void)cudaEventDestroy(b);
   if (!st.ok()) return st;
   return 1000.0 * double(ms) / double(iters > 0 ? iters : 1);
 }

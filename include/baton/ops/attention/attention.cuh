@@ -138,10 +138,6 @@ class Attention {
   static constexpr MlpKernelForms gemm_forms = mlp_kernels::kernel_forms_of<GemmKernels>();
   Attention(const Attention&) = delete;
   Attention& operator=(const Attention&) = delete;
-  ~Attention() {
-    for (void* p : {ws_, sw_qkv_, sw_oproj_})
-      if (p) (void)cudaFree(p);
-  }
 
   // Plans, checks shapes and pointers, validates the chain (the soundness checker included),
   // allocates the semaphore workspace (initialized on `stream`) and builds the launches. Nothing
@@ -170,7 +166,7 @@ class Attention {
   // One pass on `stream` (capturable in a CUDA graph).
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, LaunchSchedule::pdl); }
   // Waits for `stream`; the chain's error record (watchdog reports) as a status.
-  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_.data(), stream); }
   // One stage alone (0 qkv, 1 attention, 2 oproj), a plain launch on `stream`: for timing each kernel
   // of the plan in isolation (bench/attention.cu's --breakdown). It reads whatever its input holds.
   // Plans with a kblock edge are refused: a consumer launched without its producer would wait for
@@ -248,7 +244,7 @@ class Attention {
                                                    "baton::ops::Attention qkv GEMM");
       BATON_TRY(fq.unformed);
       BATON_TRY(detail::alloc_zeroed(sw_qkv_, fq.split_bytes, stream, "split-K workspace (qkv GEMM)"));
-      BATON_TRY(fq.can(sw_qkv_).with_context("baton::ops::Attention qkv"));
+      BATON_TRY(fq.can(sw_qkv_.data()).with_context("baton::ops::Attention qkv"));
     } else {
       BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
     }
@@ -258,7 +254,7 @@ class Attention {
                                                    "baton::ops::Attention oproj GEMM");
       BATON_TRY(fo.unformed);
       BATON_TRY(detail::alloc_zeroed(sw_oproj_, fo.split_bytes, stream, "split-K workspace (oproj GEMM)"));
-      BATON_TRY(fo.can(sw_oproj_).with_context("baton::ops::Attention oproj"));
+      BATON_TRY(fo.can(sw_oproj_.data()).with_context("baton::ops::Attention oproj"));
     } else {
       BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
     }
@@ -300,7 +296,7 @@ class Attention {
 
     result<StageLaunch> lq = status(errc::invalid_chain, "unset"), la = lq, lo = lq;
     // Bound stages (types follow the edges) -> launches.
-    auto bind = [&](const auto& stage, auto out, auto in, const BindOptions& b) { return chain_.bind(stage, ws_, bytes, out, in, b); };
+    auto bind = [&](const auto& stage, auto out, auto in, const BindOptions& b) { return chain_.bind(stage, ws_.data(), bytes, out, in, b); };
     if (wait1) {
       auto st = bind(*sq, outs(*e1), ins(), bq);
       if (!st.ok()) return st.error();
@@ -308,7 +304,7 @@ class Attention {
     } else {
       auto st = bind(*sq_flat, outs(), ins(), bq);
       if (!st.ok()) return st.error();
-      lq = fq.launch(st.value(), sw_qkv_, false);
+      lq = fq.launch(st.value(), sw_qkv_.data(), false);
     }
     if (wait1 && wait2) {
       auto st = bind(sa, outs(*e2), ins(*e1), ba);
@@ -336,7 +332,7 @@ class Attention {
       // swapped forms wait before any load: their B operand is O).
       auto st = bind(*so_flat, outs(), ins(), bo);
       if (!st.ok()) return st.error();
-      lo = fo.launch(st.value(), sw_oproj_, true);
+      lo = fo.launch(st.value(), sw_oproj_.data(), true);
     }
     if (!lq.ok()) return lq.error().with_context("baton::ops::Attention qkv");
     if (!la.ok()) return la.error().with_context("baton::ops::Attention attention");
@@ -448,9 +444,9 @@ class Attention {
 
   AttentionPlan plan_{};
   Chain chain_;
-  void* ws_ = nullptr;
-  void* sw_qkv_ = nullptr;  // split-K workspaces of the flat GEMMs (zeroed; the kernels leave them so)
-  void* sw_oproj_ = nullptr;
+  async::device_allocation ws_;
+  async::device_allocation sw_qkv_;  // split-K workspaces of the flat GEMMs (zeroed; the kernels leave them so)
+  async::device_allocation sw_oproj_;
   std::vector<StageLaunch> launches_;
 };
 

@@ -76,10 +76,6 @@ class Conv2dChain {
   using bf16 = conv_kernels::bf16;
   Conv2dChain(const Conv2dChain&) = delete;
   Conv2dChain& operator=(const Conv2dChain&) = delete;
-  ~Conv2dChain() {
-    for (void* p : {ws_, sw1_, sw2_})
-      if (p) (void)cudaFree(p);
-  }
 
   // Plans, checks shapes and pointers, validates the chain (the soundness checker included),
   // allocates the workspaces (zeroed on `stream`) and builds the launches. Nothing is launched.
@@ -101,7 +97,7 @@ class Conv2dChain {
   // One pass on `stream` (capturable in a CUDA graph).
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, sched_); }
   // Waits for `stream`; the chain's error record (watchdog reports) as a status.
-  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_, stream); }
+  [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_.data(), stream); }
   const ConvChainPlan& plan() const { return plan_; }
   const Chain& chain() const { return chain_; }
 
@@ -131,7 +127,7 @@ class Conv2dChain {
     a.bias = static_cast<const bf16*>(t.b1);
     a.d = static_cast<bf16*>(t.y);
     a.split_k = plan_.split_k1;
-    a.split_workspace = sw1_;
+    a.split_workspace = sw1_.data();
     return a;
   }
   template <class Config>
@@ -145,7 +141,7 @@ class Conv2dChain {
     if constexpr (Config::residual) a.residual = static_cast<const bf16*>(t.x);
     a.d = static_cast<bf16*>(t.out);
     a.split_k = plan_.split_k2;
-    a.split_workspace = sw2_;
+    a.split_workspace = sw2_.data();
     return a;
   }
 
@@ -187,8 +183,8 @@ class Conv2dChain {
       auto e = chain_.add_edge(s1, s2, policy, conv_gen::conv1_to_conv2_exact_relation(gp));
       BATON_TRY(chain_.validate());  // the soundness checker proves the halo waits before any launch
       BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
-      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(e), ins(), b1);
-      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(e), b2);
+      auto st1 = chain_.bind(s1, ws_.data(), chain_.workspace_bytes(), outs(e), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_.data(), chain_.workspace_bytes(), outs(), ins(e), b2);
       if (!st1.ok()) return st1.error();
       if (!st2.ok()) return st2.error();
       l1 = Kernels::template launch<ReluConfig, ProducerStage, sm90::NoGridWait>(st1.value(), a1);
@@ -204,8 +200,8 @@ class Conv2dChain {
       auto s2 = chain_.add_stage("conv2", g, order);
       BATON_TRY(chain_.validate());
       BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
-      auto st1 = chain_.bind(s1, ws_, chain_.workspace_bytes(), outs(), ins(), b1);
-      auto st2 = chain_.bind(s2, ws_, chain_.workspace_bytes(), outs(), ins(), b2);
+      auto st1 = chain_.bind(s1, ws_.data(), chain_.workspace_bytes(), outs(), ins(), b1);
+      auto st2 = chain_.bind(s2, ws_.data(), chain_.workspace_bytes(), outs(), ins(), b2);
       if (!st1.ok()) return st1.error();
       if (!st2.ok()) return st2.error();
       l1 = Kernels::template launch<ReluConfig, PlainStage, sm90::NoGridWait>(st1.value(), a1);
@@ -324,9 +320,9 @@ class Conv2dChain {
 
   ConvChainPlan plan_;
   Chain chain_;
-  void* ws_ = nullptr;
-  void* sw1_ = nullptr;
-  void* sw2_ = nullptr;
+  async::device_allocation ws_;
+  async::device_allocation sw1_;
+  async::device_allocation sw2_;
   std::vector<StageLaunch> launches_;
   LaunchSchedule sched_ = LaunchSchedule::pdl;
 };
