@@ -81,7 +81,7 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotTake) {
       {with(g, [](auto& s) { s.causal = false; }), errc::not_supported, "non-causal"},
       {with(d, [](auto& s) { s.kv_len = 0; }), errc::invalid_argument, "must be >= the new tokens m = 1"},
       {with(d, [](auto& s) { s.seq = 4; s.kv_len = 3; }), errc::invalid_argument, "kv_len 3 must be >= the new tokens m = 4"},
-      {with(d, [](auto& s) { s.seq = 129; s.kv_len = 8192; }), errc::not_supported, "at most 128 new tokens"},
+      {with(d, [](auto& s) { s.seq = 17; s.kv_len = 8192; }), errc::not_supported, "at most 16 new tokens"},
       {with(g, [](auto& s) { s.batch = 1 << 12; s.seq = 1 << 12; }), errc::not_supported, "2^31"},
       {with(d, [](auto& s) { s.batch = 1 << 10; s.kv_len = 1 << 21; }), errc::not_supported, "2^31"},
   };
@@ -103,7 +103,21 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotTake) {
     for (int m : {1, 2, 4})
       for (int kv : {512, 1024, 2048, 8192}) EXPECT_TRUE(ops::validate_attention(decode(b, m, kv, 12, 8)).ok());
   EXPECT_TRUE(ops::validate_attention(prefill(3, 1, 16)).ok());
-  EXPECT_TRUE(ops::validate_attention(decode(2, 128, 128, 4)).ok());
+  EXPECT_TRUE(ops::validate_attention(decode(2, 16, 128, 4)).ok());
+  EXPECT_EQ(ops::validate_attention(decode(2, 17, 128, 4)).code(), errc::not_supported);
+  // A cache with room past kv_len; one smaller than kv_len, or a cache in prefill, is refused.
+  AttentionShape roomy = decode(2, 4, 100, 4);
+  roomy.kv_capacity = 4096;
+  EXPECT_TRUE(ops::validate_attention(roomy).ok());
+  EXPECT_EQ(roomy.cache_rows(), 4096);
+  EXPECT_EQ(roomy.old_keys(), 96);
+  EXPECT_NE(roomy.str().find("cache=4096"), std::string::npos);
+  roomy.kv_capacity = 99;
+  EXPECT_NE(ops::validate_attention(roomy).to_string().find("kv_capacity 99 must be 0 (= kv_len) or >= kv_len 100"),
+            std::string::npos);
+  AttentionShape cached_prefill = gpt3(1, 512);
+  cached_prefill.kv_capacity = 1024;
+  EXPECT_EQ(ops::validate_attention(cached_prefill).code(), errc::invalid_argument);
   AttentionShape bidir = decode(1, 1, 100, 8);
   bidir.causal = false;  // a single new token sees every key either way
   EXPECT_TRUE(ops::validate_attention(bidir).ok());
@@ -125,7 +139,8 @@ TEST(AttentionPlan, PadsQueriesToAMultipleOfEight) {
   EXPECT_EQ(prefill(3, 7, 2).attention_grid(), (Grid{1, 2, 3}));
   EXPECT_EQ(decode(16, 1, 8192, 12).qkv_grid(), (Grid{1, 36, 1}));  // 16 x 8 = 128 rows: one band, flat
   EXPECT_EQ(decode(17, 1, 8192, 12).qkv_grid(), (Grid{2, 36, 1}));
-  EXPECT_EQ(decode(16, 1, 8192, 12).key_blocks(), 64);
+  EXPECT_EQ(decode(16, 1, 8192, 12).key_blocks(), 128);  // decode: 64-key blocks
+  EXPECT_EQ(gpt3(1, 2048).key_blocks(), 16);
 }
 
 // ---- the plan ----------------------------------------------------------------------------------------
@@ -255,7 +270,7 @@ TEST(AttentionPlan, RequestsAreCheckedAndKept) {
   EXPECT_NE(p.error().to_string().find("not in attention_chain.baton"), std::string::npos) << p.error().to_string();
   o = {};
   o.kv_splits = 65;
-  p = ops::plan_attention(decode(1, 1, 8192, 12), 132, o);
+  p = ops::plan_attention(decode(1, 1, 4096, 12), 132, o);  // 64 key blocks of 64
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().to_string().find("kv_splits = 65 must be in [1, 64]"), std::string::npos) << p.error().to_string();
   o.kv_splits = 5;
@@ -329,19 +344,22 @@ TEST(AttentionPlan, FreeGemmPlans) {
   EXPECT_EQ(ops::plan_free_gemm(8, 64, 64, 0).error().code(), errc::invalid_argument);
 }
 
-TEST(AttentionPlan, DecodeSplitsTheKeysToFillOneWave) {
-  // 1 sequence x 12 heads on 132 SMs: 11 parts of a 64-block cache; 4 key blocks: 2 parts of 2.
+TEST(AttentionPlan, DecodeSplitsTheKeysToFillTheSMs) {
+  // 1 sequence x 12 heads on 132 SMs: 12 CTAs, split toward 4 x 132 = 528: 44 parts of a 128-block
+  // cache; a short cache caps the parts at its 64-key blocks; 16 x 12 = 192 CTAs need 3 parts.
   auto p = ops::plan_attention(decode(1, 1, 8192, 12, 8), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().kv_splits, 11) << p.value().log_line();
+  EXPECT_EQ(p.value().kv_splits, 44) << p.value().log_line();
   EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none);
   EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::none);
-  EXPECT_NE(p.value().log_line().find("split-KV 11"), std::string::npos) << p.value().log_line();
+  EXPECT_TRUE(p.value().qkv_flat() && p.value().oproj_flat());
+  EXPECT_NE(p.value().log_line().find("split-KV 44"), std::string::npos) << p.value().log_line();
   EXPECT_NE(p.value().log_line().find("queries padded 1 -> 8"), std::string::npos) << p.value().log_line();
   std::printf("%s\n", p.value().log_line().c_str());
-  EXPECT_EQ(ops::plan_attention(decode(1, 2, 512, 12, 8), 132).value().kv_splits, 2);
-  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 1);  // 192 CTAs already
-  EXPECT_EQ(ops::attention_kv_splits(1, 1000, 132), 16);                                 // the cap
+  EXPECT_EQ(ops::plan_attention(decode(1, 2, 512, 12, 8), 132).value().kv_splits, 8);
+  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 3);
+  EXPECT_EQ(ops::attention_kv_splits(1, 1000, 132), 64);  // the cap
+  EXPECT_EQ(ops::attention_kv_splits(600, 1000, 132), 1);  // the CTAs alone fill the SMs
   for (int b : {1, 2, 4, 16, 32})
     for (int heads : {1, 8, 12, 16})
       for (int kv : {1, 100, 512, 1024, 2048, 8192, 16384}) {
@@ -350,11 +368,11 @@ TEST(AttentionPlan, DecodeSplitsTheKeysToFillOneWave) {
         ASSERT_TRUE(plan.ok()) << s.str();
         const int parts = plan.value().kv_splits;
         EXPECT_GE(parts, 1);
-        EXPECT_LE(parts, 16);
-        if (parts > 1) {
-          EXPECT_GE(s.key_blocks() / parts, 2) << s.str();
-          EXPECT_LE(int64_t(b) * heads * parts, 132) << s.str();
-        }
+        EXPECT_LE(parts, 64);
+        EXPECT_LE(parts, s.key_blocks()) << s.str();  // every part has keys
+        // Split only as far as needed: one part fewer would leave the SMs short of their CTAs.
+        if (parts > 1 && parts < std::min(64, s.key_blocks()))
+          EXPECT_LT(int64_t(b) * heads * (parts - 1), 4 * 132) << s.str();
       }
 }
 

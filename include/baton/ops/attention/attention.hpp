@@ -55,6 +55,12 @@ inline constexpr int kAttentionBlockN = 128;    // keys per k-block
 inline constexpr int kAttentionHeadDim = 128;   // the only head dim of the kernel
 inline constexpr int kAttentionQueryAlign = 8;  // example 88's can_implement: Sq % 8 == 0 (16 bytes of bf16)
 inline constexpr int kAttentionGemmTileM = 128, kAttentionGemmTileN = 128, kAttentionGemmTileK = 64;
+// Decode (baton/ops/attention/decode_attention.cuh): at most this many new tokens per sequence (one
+// CTA keeps every query's running softmax in registers), keys split in blocks of this many.
+inline constexpr int kAttentionDecodeMaxTokens = 16;
+inline constexpr int kAttentionDecodeBlockN = 64;
+// Resident decode CTAs per SM the split-KV rule fills (128 threads of ~128 registers each).
+inline constexpr int kAttentionDecodeCtasPerSm = 4;
 
 struct AttentionShape {
   AttentionMode mode = AttentionMode::prefill;
@@ -62,6 +68,7 @@ struct AttentionShape {
   int seq = 0;           // queries per sequence: prefill, the sequence (also its keys); decode, the new tokens m
   int kv_len = 0;        // decode: keys per sequence, the m new ones included (the cache after appending
                          // them); prefill: 0 (= seq)
+  int kv_capacity = 0;   // decode: rows per sequence of the K and V caches (0: kv_len); prefill: 0
   int heads = 0;         // attention heads on this GPU
   int head_dim = kAttentionHeadDim;
   int hidden = 0;        // X's and Y's columns: heads*head_dim, or tp times that under tensor parallelism
@@ -70,6 +77,7 @@ struct AttentionShape {
   std::string str() const {
     std::string s = std::string(to_string(mode)) + " b=" + std::to_string(batch);
     s += mode == AttentionMode::prefill ? " s=" + std::to_string(seq) : " m=" + std::to_string(seq) + " kv=" + std::to_string(kv_len);
+    if (kv_capacity != 0) s += " cache=" + std::to_string(kv_capacity);
     s += " heads=" + std::to_string(heads) + " d=" + std::to_string(head_dim) + " hidden=" + std::to_string(hidden);
     return s + (causal ? " causal" : " non-causal");
   }
@@ -96,7 +104,7 @@ struct AttentionShape {
     return Grid{ceil_div(padded_seq(), kAttentionGemmTileM), ceil_div(3 * width(), kAttentionGemmTileN), batch};
   }
   Grid attention_grid() const {
-    if (mode == AttentionMode::decode) return Grid{1, heads, batch};  // one query block per sequence
+    if (mode == AttentionMode::decode) return Grid{1, heads, batch};  // one CTA per (sequence, head), x split-KV parts
     return Grid{ceil_div(padded_seq(), kAttentionBlockM), heads, batch};
   }
   Grid oproj_grid() const {
@@ -104,8 +112,14 @@ struct AttentionShape {
       return Grid{int(ceil_div(padded_tokens(), int64_t(kAttentionGemmTileM))), ceil_div(hidden, kAttentionGemmTileN), 1};
     return Grid{ceil_div(padded_seq(), kAttentionGemmTileM), ceil_div(hidden, kAttentionGemmTileN), batch};
   }
-  // Key blocks of a sequence (prefill: the padded queries are keys too).
-  int key_blocks() const { return ceil_div(mode == AttentionMode::prefill ? padded_seq() : kv_len, kAttentionBlockN); }
+  // Key blocks of a sequence: prefill, 128 keys (the padded queries are keys too); decode, 64 keys
+  // (kAttentionDecodeBlockN, the unit split-KV divides).
+  int key_blocks() const {
+    return mode == AttentionMode::prefill ? ceil_div(padded_seq(), kAttentionBlockN) : ceil_div(kv_len, kAttentionDecodeBlockN);
+  }
+  // Decode: rows per sequence of the caches, and the first new token's row in them.
+  int cache_rows() const { return kv_capacity > 0 ? kv_capacity : kv_len; }
+  int old_keys() const { return kv_len - seq; }
   int qkv_k_blocks() const { return ceil_div(hidden, kAttentionGemmTileK); }
   int oproj_k_blocks() const { return ceil_div(width(), kAttentionGemmTileK); }
 
@@ -159,12 +173,19 @@ struct AttentionShape {
       return status(errc::invalid_argument, what + "kv_len " + std::to_string(s.kv_len) +
                                                 " must be >= the new tokens m = " + std::to_string(s.seq) +
                                                 " (kv_len counts the cache's keys after appending the new ones)");
-    if (s.seq > kAttentionBlockM)
-      return status(errc::not_supported, what + "decode takes at most " + std::to_string(kAttentionBlockM) +
-                                             " new tokens per sequence (one query block); more is a prefill chunk");
+    if (s.seq > kAttentionDecodeMaxTokens)
+      return status(errc::not_supported, what + "decode takes at most " + std::to_string(kAttentionDecodeMaxTokens) +
+                                             " new tokens per sequence (the decode kernel keeps every query's softmax "
+                                             "in one CTA's registers); more is a prefill chunk against a cache, not built");
+    if (s.kv_capacity != 0 && s.kv_capacity < s.kv_len)
+      return status(errc::invalid_argument, what + "kv_capacity " + std::to_string(s.kv_capacity) +
+                                                " must be 0 (= kv_len) or >= kv_len " + std::to_string(s.kv_len));
   }
+  if (s.mode == AttentionMode::prefill && s.kv_capacity != 0)
+    return status(errc::invalid_argument, what + "kv_capacity is for decode (a prefill has no cache)");
   const int64_t widest = s.hidden > 3 * s.width() ? s.hidden : 3 * s.width();
-  if (s.padded_tokens() * widest > int64_t(INT32_MAX) || int64_t(s.batch) * s.keys() * s.width() > int64_t(INT32_MAX))
+  const int64_t key_rows = s.mode == AttentionMode::decode ? s.cache_rows() : s.keys();
+  if (s.padded_tokens() * widest > int64_t(INT32_MAX) || int64_t(s.batch) * key_rows * s.width() > int64_t(INT32_MAX))
     return status(errc::not_supported, what + "a tensor exceeds 2^31 elements (the kernels' int32 extents and strides)");
   return {};
 }
@@ -219,14 +240,16 @@ constexpr int last_wave_idle_sms(int64_t ctas, int sms) {
   return r == 0 ? 0 : int(sms - r);
 }
 
-// Split-KV parts for decode: as many as fill one wave (ctas * parts <= sms), at most 16, each part
-// at least 2 key blocks (a part's K/V pipeline needs a few loads in flight; every part adds a
-// partial O and its log-sum-exp to combine).
+// Split-KV parts for decode: decode attention streams the K/V cache, so its (sequence, head) CTAs
+// are split over the keys until they fill kAttentionDecodeCtasPerSm CTAs per SM (ctas * parts >=
+// that many, rounded up), at most 64 parts and at least one 64-key block each (every part adds a
+// partial O and its log-sum-exp for the combine kernel to read).
 constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
   if (ctas <= 0 || key_blocks <= 0 || sms <= 0) return 1;
-  int64_t parts = sms / ctas;
-  if (parts > 16) parts = 16;
-  if (parts > key_blocks / 2) parts = key_blocks / 2;
+  const int64_t slots = int64_t(sms) * kAttentionDecodeCtasPerSm;
+  int64_t parts = (slots + ctas - 1) / ctas;
+  if (parts > 64) parts = 64;
+  if (parts > key_blocks) parts = key_blocks;
   return parts < 1 ? 1 : int(parts);
 }
 
@@ -272,11 +295,12 @@ inline constexpr double kAttentionFlatGemmGain = 0.05;
     p.kv_splits = o.kv_splits.value_or(attention_kv_splits(attn_tiles, kb, sms));
     BATON_TRY_ASSIGN(p.qkv_gemm, plan_free_gemm(int(s.padded_tokens()), 3 * s.width(), s.hidden, sms, o.qkv_gemm, have, what + "qkv GEMM"));
     BATON_TRY_ASSIGN(p.oproj_gemm, plan_free_gemm(int(s.padded_tokens()), s.hidden, s.width(), sms, o.oproj_gemm, have, what + "oproj GEMM"));
-    p.reason = "decode: no proven policy for the decode chain yet, PDL only; ";
+    p.reason = "decode: PDL only (the decode chain is not in attention_chain.baton); ";
     p.reason += o.kv_splits ? std::string("split-KV asked")
                             : "split-KV " + std::to_string(p.kv_splits) + ": " + std::to_string(attn_tiles) +
-                                  " (sequence, head) tiles x " + std::to_string(p.kv_splits) + " parts of >= 2 of " +
-                                  std::to_string(kb) + " key blocks on " + std::to_string(sms) + " SMs";
+                                  " (sequence, head) CTAs x " + std::to_string(p.kv_splits) + " parts of " +
+                                  std::to_string(kb) + " 64-key blocks toward " + std::to_string(kAttentionDecodeCtasPerSm) +
+                                  " CTAs on each of " + std::to_string(sms) + " SMs";
     return p;
   }
   if (o.kv_splits && *o.kv_splits != 1)
