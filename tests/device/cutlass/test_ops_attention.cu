@@ -10,7 +10,9 @@
 //     (the loads are in order, so the sums are too);
 //   * key blocks loaded as they are published (load_published_first), with and without delays;
 //   * tuning (AttentionRunOptions::tune): the pair it keeps is correct, a fixed edge stays fixed;
-//   * errors: decode, a head_dim other than 128, null, misaligned or overlapping tensors are refused
+//   * decode: m = 1..16 new tokens against a KV cache (split-KV or not, a cache with room past kv_len):
+//     O and Y against the reference, the new K/V appended to the caches, nothing else written;
+//   * errors: decode without caches, a head_dim other than 128, null, misaligned or overlapping tensors are refused
 //     by create() with the field named, and nothing is launched (the output keeps its poison).
 // Each case NaN-poisons QKV, O and Y before every run and compares Y (and O) with a CPU reference
 // that rounds QKV and O to bf16 where the kernels store them: relative Frobenius error < 1e-2 and
@@ -334,6 +336,160 @@ TEST_F(AttentionTest, RandomDelayStressMatchesBitForBit) {
   BT_ASSERT_OK(op.value()->check_errors(stream));
 }
 
+// ---- decode ------------------------------------------------------------------------------------------
+
+ops::AttentionShape decode_shape(int batch, int m, int kv_len, int heads, int tp = 1, int capacity = 0) {
+  return ops::AttentionShape{.mode = ops::AttentionMode::decode, .batch = batch, .seq = m, .kv_len = kv_len,
+                             .kv_capacity = capacity, .heads = heads, .hidden = tp * heads * 128};
+}
+
+struct DecodeData {
+  ops::AttentionShape shape;
+  std::vector<bf16> x, wqkv, wo, kc, vc;  // kc / vc: the caches before the step (rows >= old: poison)
+  std::vector<bf16> k_new, v_new;         // [batch, m, width]: what the step appends (bf16 QKV)
+  std::vector<double> o_ref, y_ref;       // [batch, m, width], [batch, m, hidden]
+};
+
+DecodeData make_decode(const ops::AttentionShape& s) {
+  DecodeData d;
+  d.shape = s;
+  const int M = s.padded_seq(), W = s.width(), H = s.hidden, D = 128, R = s.cache_rows(), old = s.old_keys();
+  d.x = bt::random_bf16(size_t(s.batch) * M * H, 41, 1.0f);
+  d.wqkv = bt::random_bf16(size_t(3) * W * H, 42, 2.0f / std::sqrt(float(H)));
+  d.wo = bt::random_bf16(size_t(H) * W, 43, 1.0f / std::sqrt(float(W)));
+  d.kc = bt::random_bf16(size_t(s.batch) * R * W, 44, 1.0f);
+  d.vc = bt::random_bf16(size_t(s.batch) * R * W, 45, 1.0f);
+  for (int b = 0; b < s.batch; ++b)  // rows the step writes or never reads: NaN, so a stray read shows
+    for (int r = old; r < R; ++r)
+      for (int c = 0; c < W; ++c) {
+        d.kc[(size_t(b) * R + r) * W + c] = bf16(std::nanf(""));
+        d.vc[(size_t(b) * R + r) * W + c] = bf16(std::nanf(""));
+      }
+  std::vector<float> qkv(size_t(s.batch) * s.seq * 3 * W);
+  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
+    const size_t b = r / s.seq, i = r % s.seq;
+    const bf16* xr = &d.x[(b * M + i) * H];
+    for (int c = 0; c < 3 * W; ++c) {
+      double acc = 0;
+      const bf16* wr = &d.wqkv[size_t(c) * H];
+      for (int k = 0; k < H; ++k) acc += double(float(xr[k])) * double(float(wr[k]));
+      qkv[r * 3 * W + c] = bf(acc);
+    }
+  });
+  d.k_new.resize(size_t(s.batch) * s.seq * W);
+  d.v_new.resize(d.k_new.size());
+  for (size_t r = 0; r < size_t(s.batch) * s.seq; ++r)
+    for (int c = 0; c < W; ++c) {
+      d.k_new[r * W + c] = bf16(qkv[r * 3 * W + W + c]);
+      d.v_new[r * W + c] = bf16(qkv[r * 3 * W + 2 * W + c]);
+    }
+  auto key = [&](size_t b, int j, int h, int c, bool v) -> double {  // key j of sequence b after the append
+    if (j < old) return double(float((v ? d.vc : d.kc)[(b * R + j) * W + h * D + c]));
+    return double(qkv[(b * s.seq + (j - old)) * 3 * W + (v ? 2 : 1) * W + h * D + c]);
+  };
+  d.o_ref.assign(size_t(s.batch) * s.seq * W, 0.0);
+  parallel_for(size_t(s.batch) * s.heads * s.seq, [&](size_t job) {
+    const int i = int(job % s.seq), h = int(job / s.seq % s.heads);
+    const size_t b = job / (size_t(s.seq) * s.heads);
+    const float* q = &qkv[(b * s.seq + i) * 3 * W + h * D];
+    const int n = old + i + 1;  // causal, aligned to the cache's end
+    std::vector<double> p(static_cast<size_t>(n), 0.0);
+    double mx = -1e300;
+    for (int j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int c = 0; c < D; ++c) dot += double(q[c]) * key(b, j, h, c, false);
+      p[size_t(j)] = dot / std::sqrt(double(D));
+      mx = std::max(mx, p[size_t(j)]);
+    }
+    double sum = 0;
+    for (auto& v : p) sum += (v = std::exp(v - mx));
+    for (int c = 0; c < D; ++c) {
+      double acc = 0;
+      for (int j = 0; j < n; ++j) acc += p[size_t(j)] * key(b, j, h, c, true);
+      d.o_ref[(b * s.seq + i) * W + h * D + c] = acc / sum;
+    }
+  });
+  d.y_ref.assign(size_t(s.batch) * s.seq * H, 0.0);
+  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
+    for (int c = 0; c < H; ++c) {
+      double acc = 0;
+      for (int k = 0; k < W; ++k) acc += double(bf(d.o_ref[r * W + k])) * double(float(d.wo[size_t(c) * W + k]));
+      d.y_ref[r * H + c] = acc;
+    }
+  });
+  return d;
+}
+
+// One decode step (twice: the append is idempotent) against the reference: O and Y, O's padding rows
+// zero, the caches' rows old..kv_len-1 equal to the new K / V (bf16 QKV) and every other row as it was.
+void check_decode(cudaStream_t stream, const ops::AttentionShape& s, std::optional<int> kv_splits) {
+  SCOPED_TRACE(s.str() + " kv_splits " + (kv_splits ? std::to_string(*kv_splits) : std::string("planned")));
+  const DecodeData d = make_decode(s);
+  const size_t rows = size_t(s.padded_tokens()), W = size_t(s.width()), R = size_t(s.cache_rows());
+  auto x = bt::dev_alloc<bf16>(d.x.size()), wqkv = bt::dev_alloc<bf16>(d.wqkv.size()), wo = bt::dev_alloc<bf16>(d.wo.size());
+  auto qkv = bt::dev_alloc<bf16>(rows * 3 * W), o = bt::dev_alloc<bf16>(rows * W), y = bt::dev_alloc<bf16>(rows * s.hidden);
+  auto kc = bt::dev_alloc<bf16>(d.kc.size()), vc = bt::dev_alloc<bf16>(d.vc.size());
+  auto put = [&](bf16* dst, const std::vector<bf16>& v) {
+    ASSERT_EQ(cudaSuccess, cudaMemcpyAsync(dst, v.data(), v.size() * sizeof(bf16), cudaMemcpyHostToDevice, stream));
+  };
+  put(x.get(), d.x);
+  put(wqkv.get(), d.wqkv);
+  put(wo.get(), d.wo);
+  put(kc.get(), d.kc);
+  put(vc.get(), d.vc);
+  ops::AttentionTensors t{x.get(), wqkv.get(), qkv.get(), o.get(), wo.get(), y.get(), kc.get(), vc.get()};
+  ops::AttentionRunOptions opt;
+  opt.log = false;
+  opt.plan.kv_splits = kv_splits;
+  auto op = Op::create(s, t, stream, opt);
+  ASSERT_TRUE(op.ok()) << op.error().to_string();
+  const std::string plan = op.value()->plan().log_line();
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(cudaSuccess, cudaMemsetAsync(o.get(), 0xFF, rows * W * sizeof(bf16), stream));
+    ASSERT_EQ(cudaSuccess, cudaMemsetAsync(y.get(), 0xFF, rows * s.hidden * sizeof(bf16), stream));
+    BT_ASSERT_OK(op.value()->enqueue(stream));
+    BT_ASSERT_OK(op.value()->check_errors(stream));
+    std::vector<bf16> oh(rows * W), yh(rows * s.hidden), kh(d.kc.size()), vh(d.vc.size());
+    ASSERT_EQ(cudaSuccess, cudaMemcpy(oh.data(), o.get(), oh.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    ASSERT_EQ(cudaSuccess, cudaMemcpy(yh.data(), y.get(), yh.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    ASSERT_EQ(cudaSuccess, cudaMemcpy(kh.data(), kc.get(), kh.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    ASSERT_EQ(cudaSuccess, cudaMemcpy(vh.data(), vc.get(), vh.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    ASSERT_TRUE(close(s, oh, d.o_ref, int(W), "O")) << plan;
+    ASSERT_TRUE(close(s, yh, d.y_ref, s.hidden, "Y")) << plan;
+    for (int b = 0; b < s.batch; ++b)
+      for (int i = s.seq; i < s.padded_seq(); ++i)
+        for (size_t c = 0; c < W; ++c) ASSERT_EQ(float(oh[(size_t(b) * s.padded_seq() + i) * W + c]), 0.f) << "padding row " << i;
+    // The caches: old rows as they were, the new rows the step's K / V (within bf16 of the
+    // reference's: the GEMM's sums differ in order), rows past kv_len untouched (NaN).
+    for (int b = 0; b < s.batch; ++b)
+      for (size_t r = 0; r < R; ++r)
+        for (size_t c = 0; c < W; ++c) {
+          const size_t at = (size_t(b) * R + r) * W + c;
+          if (int(r) < s.old_keys() || int(r) >= s.kv_len) {
+            ASSERT_EQ(0, std::memcmp(&kh[at], &d.kc[at], sizeof(bf16))) << "k_cache row " << r << " was written";
+            ASSERT_EQ(0, std::memcmp(&vh[at], &d.vc[at], sizeof(bf16))) << "v_cache row " << r << " was written";
+          } else {
+            const size_t nr = (size_t(b) * s.seq + (r - size_t(s.old_keys()))) * W + c;
+            ASSERT_NEAR(float(kh[at]), float(d.k_new[nr]), 2e-2f * (1.f + std::abs(float(d.k_new[nr])))) << "k_cache row " << r;
+            ASSERT_NEAR(float(vh[at]), float(d.v_new[nr]), 2e-2f * (1.f + std::abs(float(d.v_new[nr])))) << "v_cache row " << r;
+          }
+        }
+  }
+}
+
+TEST_F(AttentionTest, DecodeMatchesTheReference) {
+  // One key; keys within one 64-key block; ragged; several sequences and heads; 16 new tokens; tensor
+  // parallelism; a cache with room past kv_len. Each planned (split-KV as the rule says) and with one
+  // part (O written directly, no combine) and with more parts than blocks allow to be even.
+  for (const auto& s : {decode_shape(1, 1, 1, 1), decode_shape(1, 1, 100, 2), decode_shape(2, 3, 200, 2),
+                        decode_shape(1, 7, 1000, 1), decode_shape(3, 16, 130, 2), decode_shape(1, 4, 4096, 2, 2),
+                        decode_shape(2, 2, 300, 1, 1, 1024)}) {
+    check_decode(stream, s, std::nullopt);
+    check_decode(stream, s, 1);
+    check_decode(stream, s, s.key_blocks());
+  }
+}
+
 TEST_F(AttentionTest, BadShapesAndPointersAreRefusedAndNothingRuns) {
   const ops::AttentionShape s = prefill(1, 128, 1);
   const Data& d = data(s);
@@ -347,11 +503,11 @@ TEST_F(AttentionTest, BadShapesAndPointersAreRefusedAndNothingRuns) {
     ASSERT_FALSE(op.ok()) << shape.str() << " was accepted";
     EXPECT_NE(op.error().to_string().find(needle), std::string::npos) << op.error().to_string();
   };
-  ops::AttentionShape decode = s;
+  ops::AttentionShape decode = s;  // decode without its caches
   decode.mode = ops::AttentionMode::decode;
   decode.seq = 1;
   decode.kv_len = 512;
-  refused(decode, b.t, "decode");
+  refused(decode, b.t, "k_cache is null");
   ops::AttentionShape d64 = s;
   d64.head_dim = 64;
   d64.hidden = 64;

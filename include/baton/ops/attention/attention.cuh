@@ -1,5 +1,7 @@
-// baton/ops/attention/attention.cuh — baton::ops::Attention: the prefill attention block of GPT-3 /
-// LLaMA (QKV GEMM -> causal FMHA -> O-proj GEMM) as one baton chain on CUTLASS 4.2 sm90 kernels.
+// baton/ops/attention/attention.cuh — baton::ops::Attention: the attention block of GPT-3 / LLaMA
+// (QKV GEMM -> causal attention -> O-proj GEMM) as one baton chain on CUTLASS 4.2 sm90 kernels:
+// prefill (the FMHA, its edges none or per-k-block waits) and decode (a few new tokens against a KV
+// cache: decode_attention.cuh's split-KV kernel and its combine, PDL edges).
 //
 //   using Op = baton::ops::CompiledAttention;            // kernels from baton::attention_kernels
 //   AttentionShape s{.batch = 1, .seq = 2048, .heads = 12, .hidden = 12288};
@@ -16,8 +18,9 @@
 //
 // Layout: every tensor has padded_seq() = seq rounded up to 8 rows per sequence (the FMHA's query
 // alignment); the rows past seq are padding the caller allocates (computed, never read). X, W_qkv
-// and W_o must be written before enqueue (nothing waits for them). Prefill only: a decode shape is
-// refused (its chain is not built yet; docs/attention.md).
+// and W_o must be written before enqueue (nothing waits for them). Decode: the K and V caches
+// ([batch, cache_rows(), heads * 128]) hold the old keys in rows 0..old_keys()-1; each pass writes
+// the m new tokens' K and V to rows old_keys()..kv_len-1 (docs/attention.md, Decode).
 #pragma once
 
 #include "baton/ops/attention/attention_kernels.cuh"  // first: CUTLASS and example 88's collectives
@@ -37,6 +40,7 @@
 #include "baton/launch.cuh"
 #include "baton/ops/attention/attention.hpp"
 #include "baton/ops/attention/attention_chain_policies.hpp"
+#include "baton/ops/attention/decode_attention.cuh"
 #include "baton/ops/mlp_compiled.cuh"
 #include "baton/ops/op_support.cuh"
 #include "baton/ops/tuner.hpp"
@@ -59,6 +63,8 @@ struct AttentionTensors {
   void* o = nullptr;            // [batch, padded_seq, heads * 128]
   const void* w_o = nullptr;    // [hidden, heads * 128]
   void* y = nullptr;            // [batch, padded_seq, hidden]
+  void* k_cache = nullptr;      // decode: [batch, cache_rows(), heads * 128] (prefill: unused)
+  void* v_cache = nullptr;      // decode: the same for V
 };
 
 struct AttentionRunOptions {
@@ -145,10 +151,6 @@ class Attention {
   [[nodiscard]] static result<std::unique_ptr<Attention>> create(const AttentionShape& shape, const AttentionTensors& t,
                                                                  cudaStream_t stream, const AttentionRunOptions& o = {}) {
     BATON_TRY(validate_attention(shape));
-    if (shape.mode != AttentionMode::prefill)
-      return status(errc::not_supported, "baton::ops::Attention " + shape.str() +
-                                             ": decode is planned (plan_attention) but its kernels are not built: the "
-                                             "new keys' K/V append and split-KV combine (docs/attention.md, Decode)");
     BATON_TRY(check_tensors_(shape, t));
     BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
     if (o.tune && (o.plan.qkv_to_attention == AttentionEdgePolicy::automatic ||
@@ -167,14 +169,15 @@ class Attention {
   [[nodiscard]] status enqueue(cudaStream_t stream) { return launch_chain(chain_, stream, launches_, LaunchSchedule::pdl); }
   // Waits for `stream`; the chain's error record (watchdog reports) as a status.
   [[nodiscard]] status check_errors(cudaStream_t stream) const { return ::baton::check_errors(chain_, ws_.data(), stream); }
-  // One stage alone (0 qkv, 1 attention, 2 oproj), a plain launch on `stream`: for timing each kernel
+  // One stage alone (0 qkv, 1 attention, 2 oproj; decode with split-KV: 2 combine, 3 oproj), a plain
+  // launch on `stream`: for timing each kernel
   // of the plan in isolation (bench/attention.cu's --breakdown). It reads whatever its input holds.
   // Plans with a kblock edge are refused: a consumer launched without its producer would wait for
   // posts that never come, and its tickets would leave the chain's epochs out of step.
   [[nodiscard]] status enqueue_stage(int which, cudaStream_t stream) {
-    if (which < 0 || which > 2)
-      return status(errc::invalid_argument, "baton::ops::Attention::enqueue_stage: which must be 0, 1 or 2, got " +
-                                                std::to_string(which));
+    if (which < 0 || which >= int(launches_.size()))
+      return status(errc::invalid_argument, "baton::ops::Attention::enqueue_stage: which must be in [0, " +
+                                                std::to_string(launches_.size()) + "), got " + std::to_string(which));
     if (plan_.qkv_to_attention != AttentionEdgePolicy::none || plan_.attention_to_oproj != AttentionEdgePolicy::none)
       return status(errc::not_supported, "baton::ops::Attention::enqueue_stage: one stage alone needs both edges none, the "
                                          "plan has " + std::string(to_string(plan_.qkv_to_attention)) + "/" +
@@ -189,9 +192,11 @@ class Attention {
 
   [[nodiscard]] static status check_tensors_(const AttentionShape& s, const AttentionTensors& t) {
     const std::string what = "baton::ops::Attention " + s.str() + ": ";
-    const void* ptrs[] = {t.x, t.w_qkv, t.qkv, t.o, t.w_o, t.y};
-    const char* names[] = {"x", "w_qkv", "qkv", "o", "w_o", "y"};
-    for (int i = 0; i < 6; ++i) {
+    const bool decode = s.mode == AttentionMode::decode;
+    const int n = decode ? 8 : 6;  // the caches are decode's
+    const void* ptrs[] = {t.x, t.w_qkv, t.qkv, t.o, t.w_o, t.y, t.k_cache, t.v_cache};
+    const char* names[] = {"x", "w_qkv", "qkv", "o", "w_o", "y", "k_cache", "v_cache"};
+    for (int i = 0; i < n; ++i) {
       if (ptrs[i] == nullptr) return status(errc::invalid_argument, what + names[i] + " is null");
       if (reinterpret_cast<uintptr_t>(ptrs[i]) % 16 != 0)
         return status(errc::not_supported, what + names[i] + " is not 16-byte aligned (TMA)");
@@ -203,17 +208,20 @@ class Attention {
       const void* p;
       int64_t elems;
     };
+    const int64_t cache = decode ? int64_t(s.batch) * s.cache_rows() * s.width() : 0;
     const Span spans[] = {{"x", t.x, rows * s.hidden},          {"w_qkv", t.w_qkv, int64_t(3) * s.width() * s.hidden},
                           {"qkv", t.qkv, rows * 3 * s.width()}, {"o", t.o, rows * s.width()},
-                          {"w_o", t.w_o, int64_t(s.hidden) * s.width()}, {"y", t.y, rows * s.hidden}};
-    for (int i = 0; i < 6; ++i)
-      for (int j = i + 1; j < 6; ++j) {
-        const bool written = i == 2 || i == 3 || i == 5 || j == 2 || j == 3 || j == 5;
+                          {"w_o", t.w_o, int64_t(s.hidden) * s.width()}, {"y", t.y, rows * s.hidden},
+                          {"k_cache", t.k_cache, cache},        {"v_cache", t.v_cache, cache}};
+    auto is_written = [](int i) { return i == 2 || i == 3 || i >= 5; };
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) {
+        const bool written = is_written(i) || is_written(j);
         const auto* a0 = static_cast<const char*>(spans[i].p);
         const auto* b0 = static_cast<const char*>(spans[j].p);
         if (written && a0 < b0 + spans[j].elems * 2 && b0 < a0 + spans[i].elems * 2)
           return status(errc::invalid_argument, what + spans[i].name + " and " + spans[j].name +
-                                                    " overlap (qkv, o and y are written by the chain; rows per "
+                                                    " overlap (qkv, o, y and the caches are written by the chain; rows per "
                                                     "sequence are padded_seq() = " +
                                                     std::to_string(s.padded_seq()) + ")");
       }
@@ -223,6 +231,7 @@ class Attention {
   [[nodiscard]] status build_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
     using namespace attention_kernels;
     const AttentionShape& s = plan_.shape;
+    if (s.mode == AttentionMode::decode) return build_decode_(t, stream, o);
     const attention_gen::Params gp = s.program_params();
     const uint32_t delay = o.debug_max_tile_delay_ns;
     auto qa = attention_qkv_arguments(s, t);
@@ -341,6 +350,73 @@ class Attention {
     return {};
   }
 
+  // Decode: qkv (flat GEMM) -> attention (split-KV, appending the new K/V to the caches) -> [combine,
+  // with more than one part] -> oproj (flat GEMM), every edge a PDL kernel boundary.
+  [[nodiscard]] status build_decode_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
+    const AttentionShape& s = plan_.shape;
+    const int tokens = int(s.padded_tokens());
+    const auto qa = attention_qkv_arguments(s, t);
+    const auto oa = attention_oproj_arguments(s, t);
+    detail::FormedGemm fq = detail::plain_gemm_in_form<GemmKernels>(plan_.qkv_gemm.form, tokens, 3 * s.width(), s.hidden, qa.a,
+                                                                    qa.b, qa.d, "baton::ops::Attention qkv GEMM");
+    detail::FormedGemm fo = detail::plain_gemm_in_form<GemmKernels>(plan_.oproj_gemm.form, tokens, s.hidden, s.width(), oa.a,
+                                                                    oa.b, oa.d, "baton::ops::Attention oproj GEMM");
+    BATON_TRY(fq.unformed);
+    BATON_TRY(fo.unformed);
+    BATON_TRY(detail::alloc_zeroed(sw_qkv_, fq.split_bytes, stream, "split-K workspace (qkv GEMM)"));
+    BATON_TRY(detail::alloc_zeroed(sw_oproj_, fo.split_bytes, stream, "split-K workspace (oproj GEMM)"));
+    BATON_TRY(fq.can(sw_qkv_.data()).with_context("baton::ops::Attention qkv"));
+    BATON_TRY(fo.can(sw_oproj_.data()).with_context("baton::ops::Attention oproj"));
+
+    decode::Arguments da;
+    da.batch = s.batch;
+    da.heads = s.heads;
+    da.m = s.seq;
+    da.m_pad = s.padded_seq();
+    da.kv_len = s.kv_len;
+    da.cache_rows = s.cache_rows();
+    da.parts = plan_.kv_splits;
+    da.qkv = static_cast<const __nv_bfloat16*>(t.qkv);
+    da.k_cache = static_cast<__nv_bfloat16*>(t.k_cache);
+    da.v_cache = static_cast<__nv_bfloat16*>(t.v_cache);
+    da.o = static_cast<__nv_bfloat16*>(t.o);
+    size_t lse_offset = 0;
+    const size_t part_bytes = decode::part_bytes(da, lse_offset);
+    BATON_TRY(detail::alloc_zeroed(parts_, part_bytes, stream, "split-KV partial outputs"));
+    if (part_bytes > 0) {
+      da.o_part = static_cast<float*>(parts_.data());
+      da.lse_part = reinterpret_cast<float*>(static_cast<char*>(parts_.data()) + lse_offset);
+    }
+    const bool combine = da.parts > 1;
+    const Grid ga{da.parts, s.heads, s.batch}, gc{da.m_pad, s.heads, s.batch};
+    const StageIO iq{.reads = {"X", "Wqkv"}, .writes = {"QKV"}};
+    auto sq = chain_.add_stage("qkv", plan_.qkv_gemm.grid, Grouped{plan_.qkv_gemm.group_m}, iq);
+    // The decode kernels take no tickets and post nothing: their stages are the chain's launch order.
+    (void)chain_.add_stage("attention", ga, RowMajor{}, {.reads = {"Kcache", "Vcache"}, .writes = {"O", "Kcache", "Vcache"}});
+    if (combine) (void)chain_.add_stage("combine", gc, RowMajor{}, {.writes = {"O"}});
+    auto so = chain_.add_stage("oproj", plan_.oproj_gemm.grid, Grouped{plan_.oproj_gemm.group_m}, {.reads = {"Wo"}, .writes = {"Y"}});
+    BATON_TRY(chain_.validate());
+    BATON_TRY(detail::alloc_chain_workspace(chain_, ws_, stream));
+    const size_t bytes = chain_.workspace_bytes();
+    BindOptions bq, bo;
+    bq.watchdog_ns = bo.watchdog_ns = o.watchdog_ns;
+    bq.trace = o.trace_qkv;
+    bo.trace = o.trace_oproj;
+    auto stq = chain_.bind(sq, ws_.data(), bytes, outs(), ins(), bq);
+    auto sto = chain_.bind(so, ws_.data(), bytes, outs(), ins(), bo);
+    if (!stq.ok()) return stq.error();
+    if (!sto.ok()) return sto.error();
+    auto lq = fq.launch(stq.value(), sw_qkv_.data(), false);
+    auto lo = fo.launch(sto.value(), sw_oproj_.data(), true);
+    if (!lq.ok()) return lq.error().with_context("baton::ops::Attention qkv");
+    if (!lo.ok()) return lo.error().with_context("baton::ops::Attention oproj");
+    const dim3 block(decode::kThreads);
+    launches_ = {lq.value(), make_launch(decode::attention_kernel_for(s.seq), dim3(ga.m, ga.n, ga.z), block, 0, da)};
+    if (combine) launches_.push_back(make_launch(decode::decode_combine_kernel, dim3(gc.m, gc.n, gc.z), block, 0, da));
+    launches_.push_back(lo.value());
+    return {};
+  }
+
   static std::string options_to_string_(const AttentionPlan& p) {
     return std::string("qkv_to_attention=") + to_string(p.qkv_to_attention) + ";attention_to_oproj=" +
            to_string(p.attention_to_oproj);
@@ -447,6 +523,7 @@ class Attention {
   async::device_allocation ws_;
   async::device_allocation sw_qkv_;  // split-K workspaces of the flat GEMMs (zeroed; the kernels leave them so)
   async::device_allocation sw_oproj_;
+  async::device_allocation parts_;  // decode with split-KV: the parts' O (fp32) and log-sum-exp
   std::vector<StageLaunch> launches_;
 };
 
