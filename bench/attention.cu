@@ -19,10 +19,11 @@
 //                      not a baseline: it computes from inputs already in place)
 // cutlass-pdl-graph, cutlass-graph, cutlass-stream and bound-concurrent come from a chain this bench
 // builds itself from the library's compiled kernels (the ones the op's kblock edges run, with the
-// op's arguments), without edges; nothing is added to the op. The PyTorch baselines (cuBLASLt + SDPA flash / cuDNN in a graph) come
-// from bench/attention/sdpa_baseline.py in the same device call; bench/attention/merge.py joins
-// both into attention-<workload>.csv. Decode is not measured: the op refuses decode shapes (their
-// kernels are not built, docs/attention.md).
+// op's arguments), without edges; nothing is added to the op. Decode shapes (--phase, default both:
+// batch x new tokens x KV length against a K/V cache) run baton-auto (the op's split-KV plan) and
+// baton-split1 (one part); their edges are always PDL. The PyTorch baselines (cuBLASLt + SDPA flash /
+// cuDNN in a graph) come from bench/attention/sdpa_baseline.py in the same device call;
+// bench/attention/merge.py joins both into attention-<workload>.csv.
 //
 // Layout: every tensor has padded_seq() rows per sequence (the op's contract); X's padding rows are
 // random too, and only the real rows are compared.
@@ -46,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -163,6 +165,48 @@ __global__ void __launch_bounds__(128) ref_attention(const float* __restrict__ q
   o[(size_t(b) * padded + i) * W + h * kHeadDim + t] = float(bf16(acc / l));
 }
 
+// Decode attention in fp32, one block of 128 threads per (new token, head, sequence): query i of the
+// m new tokens (position old + i) against keys 0..old + i, keys below old from the caches (bf16,
+// [batch, kv, W]), the new ones from the reference QKV ([batch, m_pad, 3W], bf16-rounded values).
+// o: [batch, m_pad, W], real rows written bf16-rounded.
+__global__ void __launch_bounds__(128) ref_decode_attention(const float* __restrict__ qkv, const bf16* __restrict__ kc,
+                                                            const bf16* __restrict__ vc, float* __restrict__ o, int m_pad,
+                                                            int heads, int kv, int old) {
+  const int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, t = threadIdx.x;
+  const int W = heads * kHeadDim, ld = 3 * W;
+  const float* base = qkv + size_t(b) * m_pad * ld;
+  auto key = [&](int j, int c, bool v) -> float {
+    if (j < old) return float((v ? vc : kc)[(size_t(b) * kv + j) * W + h * kHeadDim + c]);
+    return base[size_t(j - old) * ld + (v ? 2 : 1) * W + h * kHeadDim + c];
+  };
+  __shared__ float q[kHeadDim], p[kHeadDim], scratch[4];
+  q[t] = base[size_t(i) * ld + h * kHeadDim + t] * (1.0f / sqrtf(float(kHeadDim)));
+  __syncthreads();
+  const int n = old + i + 1;
+  float m = -INFINITY, l = 0.f, acc = 0.f;
+  for (int j0 = 0; j0 < n; j0 += kHeadDim) {
+    const int j = j0 + t;
+    float s = -INFINITY;
+    if (j < n) {
+      float d = 0.f;
+      for (int c = 0; c < kHeadDim; ++c) d += q[c] * key(j, c, false);
+      s = d;
+    }
+    const float m_new = fmaxf(m, block_reduce_128(s, true, scratch));
+    const float pj = j < n ? expf(s - m_new) : 0.f;
+    p[t] = pj;
+    const float sum = block_reduce_128(pj, false, scratch);
+    const float corr = expf(m - m_new);
+    l = l * corr + sum;
+    acc *= corr;
+    const int jn = min(kHeadDim, n - j0);
+    for (int jj = 0; jj < jn; ++jj) acc += p[jj] * key(j0 + jj, t, true);
+    m = m_new;
+    __syncthreads();
+  }
+  o[(size_t(b) * m_pad + i) * W + h * kHeadDim + t] = float(bf16(acc / l));
+}
+
 // ---- the three kernels without baton's waits ------------------------------------------------------
 
 // A chain of the op's three stages without edges (each CTA still takes its tile from a ticket),
@@ -232,14 +276,16 @@ struct PlainAttention {
 
 const char* const kAllVariants[] = {"baton-auto",        "baton-none",        "cutlass-pdl-graph", "baton-kblock",
                                     "baton-kblock-none", "baton-none-kblock", "cutlass-graph",     "cutlass-stream",
-                                    "bound-concurrent"};
+                                    "bound-concurrent",  "baton-split1"};
 const char* const kDefaultVariants =
     "baton-auto,baton-none,cutlass-pdl-graph,baton-kblock,baton-kblock-none,baton-none-kblock,cutlass-graph,"
-    "bound-concurrent";
+    "bound-concurrent,baton-split1";
 
 struct Args {
   std::string workload;  // gpt3 | llama | custom ("" until parsed)
+  std::string phase = "both";  // prefill | decode | both
   std::vector<int> batch, seq;
+  std::vector<int> decode_batch, new_tokens, kv;  // decode shapes: batch x new tokens x KV length
   int heads = 0, hidden = 0;
   int reps = 50, iters = 0, warmup = 5;  // iters 0: per shape, about 1 ms of floor time (2..20)
   std::string out_dir = ".";
@@ -253,17 +299,22 @@ struct Args {
 
 void usage() {
   std::printf(
-      "baton_bench_attention: prefill attention-chain benchmark (baton::ops::CompiledAttention: QKV GEMM ->\n"
+      "baton_bench_attention: prefill and decode attention-chain benchmark (baton::ops::CompiledAttention: QKV GEMM ->\n"
       "causal FMHA -> O-proj GEMM) vs the same CUTLASS sm90 kernels without semaphores\n"
       "  --workload gpt3|llama|custom  gpt3: GPT-3 175B TP8, hidden 12288, 12 heads of 128 (default)\n"
       "                                llama: LLaMA-65B TP8, hidden 8192, 8 heads of 128\n"
       "                                custom: --heads and --hidden given (implied by them)\n"
       "  --batch LIST                  sequences per shape, e.g. 1,4,8 (default 1,4,8; custom 1)\n"
-      "  --seq LIST                    tokens per sequence, e.g. 512,1024 (default 512,1024,2048; custom: required)\n"
+      "  --seq LIST                    tokens per sequence, e.g. 512,1024 (default 512,1024,2048; custom: required\n"
+      "                                with prefill)\n"
+      "  --phase prefill|decode|both   which shapes (default both)\n"
+      "  --decode-batch LIST           decode: sequences (default 1,16)\n"
+      "  --new-tokens LIST             decode: new tokens per sequence, 1..16 (default 1,2,4)\n"
+      "  --kv LIST                     decode: keys per sequence after the step (default 512,1024,2048,8192)\n"
       "  --heads H --hidden N          a custom model: H heads of 128 on this GPU, hidden N = tp * H * 128\n"
       "  --variants LIST               subset of baton-auto,baton-none,cutlass-pdl-graph,baton-kblock,\n"
       "                                baton-kblock-none,baton-none-kblock,cutlass-graph,cutlass-stream,\n"
-      "                                bound-concurrent\n"
+      "                                bound-concurrent (prefill), baton-split1 (decode: one split-KV part)\n"
       "                                (default: all but cutlass-stream; bound-concurrent is the overlap\n"
       "                                bound, the kernels without dependencies: never counted as a baseline)\n"
       "  --reps N (50, >= 50 for results) --iters N (0: per shape, ~1 ms of floor time, 2..20)\n"
@@ -321,6 +372,16 @@ int parse_args(int argc, char** argv, Args& a) {
       if (!parse_list("--batch", v, 1, 65535, a.batch)) return -1;
     } else if (k == "--seq") {
       if (!parse_list("--seq", v, 1, 1 << 20, a.seq)) return -1;
+    } else if (k == "--phase") {
+      a.phase = v;
+      if (a.phase != "prefill" && a.phase != "decode" && a.phase != "both")
+        return std::fprintf(stderr, "%s: --phase prefill|decode|both, got '%s'\n", me, v), -1;
+    } else if (k == "--decode-batch") {
+      if (!parse_list("--decode-batch", v, 1, 65535, a.decode_batch)) return -1;
+    } else if (k == "--new-tokens") {
+      if (!parse_list("--new-tokens", v, 1, ops::kAttentionDecodeMaxTokens, a.new_tokens)) return -1;
+    } else if (k == "--kv") {
+      if (!parse_list("--kv", v, 1, 1 << 20, a.kv)) return -1;
     } else if (k == "--heads") {
       if (!bench::parse_int(v, 1, 65535, a.heads)) return std::fprintf(stderr, "%s: bad --heads '%s'\n", me, v), -1;
     } else if (k == "--hidden") {
@@ -367,7 +428,7 @@ int parse_args(int argc, char** argv, Args& a) {
   if (a.workload.empty()) a.workload = model_given ? "custom" : "gpt3";
   if (a.workload == "custom") {
     if (!a.heads || !a.hidden) return std::fprintf(stderr, "%s: a custom workload needs --heads and --hidden\n", me), -1;
-    if (a.seq.empty()) return std::fprintf(stderr, "%s: a custom workload needs --seq\n", me), -1;
+    if (a.seq.empty() && a.phase != "decode") return std::fprintf(stderr, "%s: a custom workload needs --seq\n", me), -1;
     if (a.batch.empty()) a.batch = {1};
   } else {
     if (model_given)
@@ -379,6 +440,9 @@ int parse_args(int argc, char** argv, Args& a) {
     if (a.batch.empty()) a.batch = {1, 4, 8};
     if (a.seq.empty()) a.seq = {512, 1024, 2048};
   }
+  if (a.decode_batch.empty()) a.decode_batch = {1, 16};
+  if (a.new_tokens.empty()) a.new_tokens = {1, 2, 4};
+  if (a.kv.empty()) a.kv = {512, 1024, 2048, 8192};
   if (a.hidden % (a.heads * kHeadDim) != 0)
     return std::fprintf(stderr, "%s: --hidden %d must be a multiple of heads * 128 = %d (hidden = tp * heads * 128)\n", me,
                         a.hidden, a.heads * kHeadDim),
@@ -394,7 +458,17 @@ int parse_args(int argc, char** argv, Args& a) {
 // minimal bytes are the workload's inputs and outputs, and a fused block could keep its
 // intermediates on chip; that this chain round-trips them through L2/HBM is its cost, not the
 // floor's. (At every prefill shape here the FLOPs bound dominates anyway.)
+// Decode: the attention's FLOPs over the keys each new token sees (old + i + 1), and its bytes the
+// K/V caches read (2 x batch x kv x W bf16: decode is that stream plus the weights).
 double floor_us(const ops::AttentionShape& s) {
+  if (s.mode == ops::AttentionMode::decode) {
+    const double T = double(s.batch) * s.seq, W = double(s.width()), N = double(s.hidden);
+    double keys = 0;
+    for (int i = 0; i < s.seq; ++i) keys += double(s.old_keys() + i + 1);
+    const double flops = 2 * T * N * 3 * W + 2.0 * 2.0 * s.batch * s.heads * keys * kHeadDim + 2 * T * W * N;
+    const double bytes = 2.0 * (T * N + 3 * W * N + N * W + T * N) + 2.0 * 2.0 * s.batch * double(s.kv_len) * W;
+    return bench::floor_us_of(flops, bytes);
+  }
   const double T = double(s.batch) * s.seq, W = double(s.width()), N = double(s.hidden), S = double(s.seq);
   const double flops = 2 * T * N * 3 * W + 2.0 * 2.0 * s.batch * s.heads * (S * (S + 1) / 2) * kHeadDim + 2 * T * W * N;
   const double bytes = 2.0 * (T * N + 3 * W * N + N * W + T * N);
@@ -494,15 +568,21 @@ struct Bench {
 };
 
 status Bench::shape_run(const ops::AttentionShape& s) {
-  const std::string shape = "phase=prefill;batch=" + std::to_string(s.batch) + ";seq=" + std::to_string(s.seq) +
-                            ";kv=" + std::to_string(s.seq) + ";heads=" + std::to_string(s.heads) +
-                            ";hidden=" + std::to_string(s.hidden);
+  const bool decode = s.mode == ops::AttentionMode::decode;
+  const std::string shape = std::string("phase=") + ops::to_string(s.mode) + ";batch=" + std::to_string(s.batch) +
+                            ";seq=" + std::to_string(s.seq) + ";kv=" + std::to_string(s.keys()) +
+                            ";heads=" + std::to_string(s.heads) + ";hidden=" + std::to_string(s.hidden);
   const int P = s.padded_seq(), W = s.width(), N = s.hidden;
   const size_t rows_p = size_t(s.padded_tokens());
   const size_t nx = rows_p * N, nwq = size_t(3) * W * N, nqkv = rows_p * 3 * W, no = rows_p * W, nwo = size_t(N) * W,
                ny = rows_p * N;
   auto alloc = [&](bench::device_buffer& b, size_t bytes, const char* what) { return bench::device_alloc(b, bytes, stream, what); };
-  bench::device_buffer x, wq, qkv, o, wo, y, yref, sums;
+  bench::device_buffer x, wq, qkv, o, wo, y, yref, sums, kc, vc;
+  const size_t ncache = decode ? size_t(s.batch) * s.cache_rows() * W : 0;  // decode: the K and V caches
+  if (decode) {
+    BATON_TRY(alloc(kc, ncache * 2, "k_cache"));
+    BATON_TRY(alloc(vc, ncache * 2, "v_cache"));
+  }
   BATON_TRY(alloc(x, nx * 2, "x"));
   BATON_TRY(alloc(wq, nwq * 2, "w_qkv"));
   BATON_TRY(alloc(qkv, nqkv * 2, "qkv"));
@@ -516,6 +596,10 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(x), nx, 1, 1.0f);
   bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(wq), nwq, 2, 3.0f / std::sqrt(float(N)));
   bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(wo), nwo, 3, 3.0f / std::sqrt(float(W)));
+  if (decode) {  // cached K and V like the new ones: entries of about unit size
+    bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(kc), ncache, 4, 1.7f);
+    bench::fill_uniform<<<1024, 256, 0, stream>>>(bf(vc), ncache, 5, 1.7f);
+  }
   BATON_CUDA_TRY(cudaGetLastError());
   if (a.check) {
     BATON_TRY(alloc(yref, ny * 4, "reference y"));
@@ -526,14 +610,19 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     ref_gemm_nt<bf16><<<dim3(unsigned((rows_p + 63) / 64), (3 * W + 63) / 64), blk, 0, stream>>>(
         bf(x), bf(wq), bench::device_ptr<float>(qref), int(rows_p), 3 * W, N, true);
     BATON_CUDA_TRY(cudaMemsetAsync(oref.data(), 0, no * 4, stream));
-    ref_attention<<<dim3(s.seq, s.heads, s.batch), 128, 0, stream>>>(bench::device_ptr<float>(qref),
-                                                                        bench::device_ptr<float>(oref), P, s.heads);
+    if (decode)  // the caches' old rows: the op appends the new K/V past them, so they stay as filled
+      ref_decode_attention<<<dim3(s.seq, s.heads, s.batch), 128, 0, stream>>>(
+          bench::device_ptr<float>(qref), bf(kc), bf(vc), bench::device_ptr<float>(oref), P, s.heads, s.cache_rows(),
+          s.old_keys());
+    else
+      ref_attention<<<dim3(s.seq, s.heads, s.batch), 128, 0, stream>>>(bench::device_ptr<float>(qref),
+                                                                          bench::device_ptr<float>(oref), P, s.heads);
     ref_gemm_nt<float><<<dim3(unsigned((rows_p + 63) / 64), (N + 63) / 64), blk, 0, stream>>>(
         bench::device_ptr<float>(oref), bf(wo), bench::device_ptr<float>(yref), int(rows_p), N, W, false);
     BATON_CUDA_TRY(cudaGetLastError());
     BATON_CUDA_TRY(cudaStreamSynchronize(stream));  // a failing reference kernel is reported here, not in a variant
   }
-  const ops::AttentionTensors t{x.data(), wq.data(), qkv.data(), o.data(), wo.data(), y.data()};
+  const ops::AttentionTensors t{x.data(), wq.data(), qkv.data(), o.data(), wo.data(), y.data(), kc.data(), vc.data()};
   const double fl = floor_us(s);
   const int iters = a.iters > 0 ? a.iters : auto_iters(fl);
 
@@ -604,10 +693,11 @@ status Bench::shape_run(const ops::AttentionShape& s) {
   };
 
   // The op's variants.
-  auto op_variant = [&](const std::string& name, const std::string& pol, bool baseline) {
+  auto op_variant = [&](const std::string& name, const std::string& pol, bool baseline, std::optional<int> kv_splits = {}) {
     if (!bench::in_list(a.variants, name)) return;
     ops::AttentionRunOptions ro;
     (void)parse_policy(pol, ro.plan);
+    ro.plan.kv_splits = kv_splits;
     ro.log = false;
     auto op = Op::create(s, t, stream, ro);
     if (!op.ok()) {
@@ -629,6 +719,10 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     measure(v);
   };
   op_variant("baton-auto", "auto", false);
+  if (decode) {  // PDL edges only; the split-KV rule against one part
+    op_variant("baton-split1", "none", false, 1);
+    return {};
+  }
   op_variant("baton-none", "none", false);
   op_variant("baton-kblock", "kblock", false);
   op_variant("baton-kblock-none", "kblock-none", false);
@@ -760,21 +854,29 @@ int run(const Args& a) {
       return 1;
     }
     b.timeline_done = a.timeline.empty();
-    for (int batch : a.batch)
-      for (int seq : a.seq) {
-        ops::AttentionShape s{.batch = batch, .seq = seq, .heads = a.heads, .hidden = a.hidden};
-        if (auto v = ops::validate_attention(s); !v.ok()) {
-          std::fprintf(stderr, "skipping %s: %s\n", s.str().c_str(), v.to_string().c_str());
-          b.all_ok = false;
-          continue;
-        }
-        if (status st = b.shape_run(s); !st.ok()) {
-          std::fprintf(stderr, "%s: %s\n", s.str().c_str(), st.to_string().c_str());
-          b.all_ok = false;
-          (void)cudaGetLastError();
-        }
-        (void)cudaStreamSynchronize(stream);
+    std::vector<ops::AttentionShape> shapes;
+    if (a.phase != "decode")
+      for (int batch : a.batch)
+        for (int seq : a.seq) shapes.push_back(ops::AttentionShape{.batch = batch, .seq = seq, .heads = a.heads, .hidden = a.hidden});
+    if (a.phase != "prefill")
+      for (int batch : a.decode_batch)
+        for (int m : a.new_tokens)
+          for (int kv : a.kv)
+            shapes.push_back(ops::AttentionShape{.mode = ops::AttentionMode::decode, .batch = batch, .seq = m, .kv_len = kv,
+                                                 .heads = a.heads, .hidden = a.hidden});
+    for (const ops::AttentionShape& s : shapes) {
+      if (auto v = ops::validate_attention(s); !v.ok()) {
+        std::fprintf(stderr, "skipping %s: %s\n", s.str().c_str(), v.to_string().c_str());
+        b.all_ok = false;
+        continue;
       }
+      if (status st = b.shape_run(s); !st.ok()) {
+        std::fprintf(stderr, "%s: %s\n", s.str().c_str(), st.to_string().c_str());
+        b.all_ok = false;
+        (void)cudaGetLastError();
+      }
+      (void)cudaStreamSynchronize(stream);
+    }
     if (!b.timeline_done)
       std::fprintf(stderr, "baton_bench_attention: --timeline-shape %dx%d is not among the shapes run; no timeline\n",
                    a.tl_batch, a.tl_seq);
