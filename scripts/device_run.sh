@@ -232,7 +232,8 @@ if want attentionbench && [ -x "$BIN/baton_bench_attention" ]; then
     step "attention bench: $w"
     tl=""
     [ "$w" = gpt3 ] && tl="--timeline $DEST/timeline-attention-gpt3.json --timeline-shape 1x2048"
-    timeout "${BATON_BENCH_TIMEOUT:-300}" "$BIN/baton_bench_attention" --workload "$w" --out-dir "$DEST" $tl 2>&1 | tee -a "$log" || fail=1
+    # Prefill and decode shapes (--phase both, the default): 9 prefill and 24 decode shapes per workload.
+    timeout "${BATON_BENCH_TIMEOUT:-450}" "$BIN/baton_bench_attention" --workload "$w" --out-dir "$DEST" $tl 2>&1 | tee -a "$log" || fail=1
     if python3 -c "import torch" 2>/dev/null; then
       timeout "${BATON_BENCH_TIMEOUT:-300}" python3 "$BIN/sdpa_baseline.py" --workload "$w" --out "$DEST/sdpa-$w.csv" \
         --breakdown "$DEST/sdpa-$w-breakdown.csv" \
@@ -305,9 +306,9 @@ if want sanitize && [ "${BATON_SANITIZE:-1}" = 1 ] && command -v compute-sanitiz
     fi
     if [ -x "$BIN/baton_attention_tests" ]; then
       BATON_TEST_SCALE=1000 timeout "${BATON_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        "$BIN/baton_attention_tests" --gtest_filter='*Stress*:*Bad*' >> "$slog" 2>&1
+        "$BIN/baton_attention_tests" --gtest_filter='*Stress*:*Bad*:*Decode*' >> "$slog" 2>&1
       rc=$?
-      echo "compute-sanitizer $tool (baton_attention_tests, the delay stress, errors): exit $rc" | tee -a "$slog"
+      echo "compute-sanitizer $tool (baton_attention_tests, the delay stress, errors, decode): exit $rc" | tee -a "$slog"
       [ $rc -ne 0 ] && fail=1
     fi
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$slog" | tail -2

@@ -14,6 +14,12 @@ replays divided by the passes. Rows go to DIR/sdpa-<workload>.csv in the common 
 (BENCHMARKS.md "Result files") with the bench's extra columns (policy, launch, iters, rel_err) and
 torch, cudnn; bench/attention/merge.py joins them with the bench's rows.
 
+Decode (--phase decode or both, the default): m new tokens per sequence against a KV cache of kv
+keys after the step, the block being qkv = x @ w_qkv.T, the new K and V copied into the caches
+(rows kv-m..kv-1, inside the graph), then SDPA of the m queries against the kv cached keys with the
+causal mask aligned to the cache's end (torch.nn.attention.bias.causal_lower_right; no mask at m =
+1), then the O-proj: the shapes batch {1, 16} x m {1, 2, 4} x kv {512, 1024, 2048, 8192}.
+
 Shapes and data as the bench: GPT-3 175B TP8 (hidden 12288, 12 heads of 128) or LLaMA-65B TP8 (8192,
 8 heads), B x S in {1, 4, 8} x {512, 1024, 2048}, or custom --heads/--hidden; x uniform on [-1, 1],
 w_qkv on +-3/sqrt(hidden), w_o on +-3/sqrt(heads*128). Inputs are not padded (PyTorch needs no
@@ -78,6 +84,62 @@ def floor_us(b, s, heads, hidden):
     flops = 2 * t * hidden * 3 * w + 2.0 * 2.0 * b * heads * (s * (s + 1) / 2) * HEAD_DIM + 2 * t * w * hidden
     nbytes = 2.0 * (t * hidden + 3 * w * hidden + hidden * w + t * hidden)
     return results.floor_us_of(flops, nbytes)
+
+
+def decode_floor_us(b, m, kv, heads, hidden):
+    """The bench's decode floor: the GEMMs' and the attention's FLOPs (each new token i sees kv - m + i + 1
+    keys), bytes of x, the weights and y plus the K/V caches read once."""
+    t, w = float(b) * m, float(heads) * HEAD_DIM
+    keys = sum(kv - m + i + 1 for i in range(m))
+    flops = 2 * t * hidden * 3 * w + 2.0 * 2.0 * b * heads * keys * HEAD_DIM + 2 * t * w * hidden
+    nbytes = 2.0 * (t * hidden + 3 * w * hidden + hidden * w + t * hidden) + 2.0 * 2.0 * b * kv * w
+    return results.floor_us_of(flops, nbytes)
+
+
+def make_decode_inputs(torch, dev, b, m, kv, heads, hidden, seed):
+    """x, w_qkv, w_o as make_inputs, and the K and V caches [b, kv, heads, 128] (the old rows random,
+    the rows the step writes too: it overwrites them)."""
+    x, wqkv, wo = make_inputs(torch, dev, b, m, heads, hidden, seed)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed + 1)
+    kc = ((torch.rand(b, kv, heads, HEAD_DIM, device=dev, generator=gen) * 2 - 1) * 1.7).to(torch.bfloat16)
+    vc = ((torch.rand(b, kv, heads, HEAD_DIM, device=dev, generator=gen) * 2 - 1) * 1.7).to(torch.bfloat16)
+    return x, wqkv, wo, kc, vc
+
+
+def make_decode_block(torch, F, b, m, kv, heads):
+    w, old = heads * HEAD_DIM, kv - m
+    mask = None
+    if m > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(m, kv)
+
+    def block(x, wqkv, wo, kc, vc):
+        qkv = x @ wqkv.T                                        # [b, m, 3w]
+        q, k, v = qkv.view(b, m, 3, heads, HEAD_DIM).unbind(2)  # [b, m, heads, 128]
+        kc[:, old:].copy_(k)                                    # the cache append
+        vc[:, old:].copy_(v)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2), attn_mask=mask)
+        return o.transpose(1, 2).reshape(b, m, w) @ wo.T
+    return block
+
+
+def decode_reference(torch, x, wqkv, wo, kc, vc, heads):
+    """fp32 reference: qkv rounded to bf16, the keys the cache's old rows then the new ones, softmax over
+    the keys each new token sees (aligned to the cache's end), o rounded to bf16, y = o @ w_o.T."""
+    b, m, _ = x.shape
+    kv, w = kc.shape[1], heads * HEAD_DIM
+    old = kv - m
+    qkv = (x.float() @ wqkv.float().T).bfloat16().float().view(b, m, 3, heads, HEAD_DIM)
+    k = torch.cat([kc[:, :old].float(), qkv[:, :, 1]], dim=1).transpose(1, 2)  # [b, heads, kv, 128]
+    v = torch.cat([vc[:, :old].float(), qkv[:, :, 2]], dim=1).transpose(1, 2)
+    q = qkv[:, :, 0].transpose(1, 2)                                           # [b, heads, m, 128]
+    p = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(HEAD_DIM))
+    j = torch.arange(kv, device=x.device)
+    i = torch.arange(m, device=x.device)
+    p.masked_fill_(j[None, :] > (old + i)[:, None], float("-inf"))
+    o = (p.softmax(-1) @ v).transpose(1, 2).reshape(b, m, w).bfloat16().float()
+    return o @ wo.float().T
 
 
 def auto_iters(floor):
@@ -210,6 +272,11 @@ def main(argv=None):
     ap.add_argument("--seq", help="comma list of tokens per sequence (default 512,1024,2048; custom: required)")
     ap.add_argument("--heads", type=int, help="custom: heads of 128 on this GPU")
     ap.add_argument("--hidden", type=int, help="custom: hidden = tp * heads * 128")
+    ap.add_argument("--phase", choices=["prefill", "decode", "both"], default="both",
+                    help="which shapes (default both)")
+    ap.add_argument("--decode-batch", help="decode: comma list of sequences (default 1,16)")
+    ap.add_argument("--new-tokens", help="decode: comma list of new tokens per sequence, 1..16 (default 1,2,4)")
+    ap.add_argument("--kv", help="decode: comma list of keys per sequence after the step (default 512,1024,2048,8192)")
     ap.add_argument("--backends", default="flash,cudnn", help="comma list of flash, cudnn (default both)")
     ap.add_argument("--reps", type=int, default=50, help="timed replays per shape and backend (default 50)")
     ap.add_argument("--iters", type=int, default=0,
@@ -231,7 +298,7 @@ def main(argv=None):
     if workload == "custom":
         if a.heads is None or a.hidden is None:
             fail_args("a custom workload needs --heads and --hidden")
-        if not a.seq:
+        if not a.seq and a.phase != "decode":
             fail_args("a custom workload needs --seq")
         heads, hidden = a.heads, a.hidden
         if heads < 1 or hidden < 1:
@@ -244,6 +311,13 @@ def main(argv=None):
         fail_args(f"--hidden {hidden} must be a multiple of heads * 128 = {heads * HEAD_DIM}")
     batches = parse_int_list(a.batch, "--batch", 65535) if a.batch else ([1] if workload == "custom" else [1, 4, 8])
     seqs = parse_int_list(a.seq, "--seq", 1 << 20) if a.seq else [512, 1024, 2048]
+    dbatches = parse_int_list(a.decode_batch, "--decode-batch", 65535) if a.decode_batch else [1, 16]
+    news = parse_int_list(a.new_tokens, "--new-tokens", 16) if a.new_tokens else [1, 2, 4]
+    kvs = parse_int_list(a.kv, "--kv", 1 << 20) if a.kv else [512, 1024, 2048, 8192]
+    # (phase, batch, queries, keys): the prefill shapes, then decode's (a cache shorter than m is skipped).
+    cases = [("prefill", b, s, s) for b in batches for s in seqs] if a.phase != "decode" else []
+    if a.phase != "prefill":
+        cases += [("decode", b, m, kv) for b in dbatches for m in news for kv in kvs if kv >= m]
     backends = [x.strip() for x in a.backends.split(",") if x.strip()]
     for x in backends:
         if x not in BACKENDS:
@@ -290,64 +364,69 @@ def main(argv=None):
     with open(out_path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(COLUMNS)
-        for b in batches:
-            for s in seqs:
-                shape = f"phase=prefill;batch={b};seq={s};kv={s};heads={heads};hidden={hidden}"
-                fl = floor_us(b, s, heads, hidden)
-                iters = a.iters or auto_iters(fl)
-                measured = []
-                try:
+        for phase, b, s, kv in cases:
+            decode = phase == "decode"
+            shape = f"phase={phase};batch={b};seq={s};kv={kv};heads={heads};hidden={hidden}"
+            fl = decode_floor_us(b, s, kv, heads, hidden) if decode else floor_us(b, s, heads, hidden)
+            iters = a.iters or auto_iters(fl)
+            measured = []
+            try:
+                if decode:
+                    args = make_decode_inputs(torch, dev, b, s, kv, heads, hidden, a.seed + 7919 * b + 31 * s + kv)
+                    ref = decode_reference(torch, *args, heads) if a.check == "on" else None
+                    block = make_decode_block(torch, F, b, s, kv, heads)
+                else:
                     args = make_inputs(torch, dev, b, s, heads, hidden, a.seed + 7919 * b + s)
                     ref = reference(torch, *args, heads) if a.check == "on" else None
                     block = make_block(torch, F, b, s, heads)
-                    for name, variant, member in chosen:
-                        try:
-                            r, why = run_backend(torch, sdpa_kernel, member, block, args, ref, iters, a.reps, a.warmup)
-                        except Exception as e:  # OOM, capture errors: this backend's row fails
-                            failed += 1
-                            print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: "
-                                  f"{results.first_line(e)}", file=sys.stderr)
-                            results.cleanup(torch)
-                            continue
-                        if r is None:
-                            print(f"warning: {wl} {shape}: SDPA backend {name} unavailable ({why}); no {variant} row",
-                                  file=sys.stderr)
-                            continue
-                        measured.append((name, variant, r))
-                        if a.check == "on" and not r["correct"]:
-                            failed += 1
-                            print(f"warning: {wl} {shape} {variant}: y does not match the fp32 reference "
-                                  f"(rel_err {r['rel']:.3e})", file=sys.stderr)
-                    if bwriter:
-                        pf = part_floors(b, s, heads, hidden)
-                        for part, variant, t in time_parts(torch, F, sdpa_kernel, chosen, *args, b, s, heads, iters,
-                                                           a.reps, a.warmup):
-                            bwriter.writerow(results.schema_row(
-                                wl, shape, variant, t, a.reps, pf[part], 0.0, env, commit, date,
-                                ["sdpa-part", "graph", iters, "unchecked", torch.__version__, env["cudnn"]]))
-                            print(f"{shape:<62} {variant:<26} {t['median']:>10.2f} us  x{t['median'] / pf[part]:<6.2f} "
-                                  f"floor  (part alone)")
-                        bf.flush()
-                    del args, ref
-                except Exception as e:  # inputs or reference (OOM): the shape fails
-                    failed += 1
-                    print(f"warning: {wl} {shape}: skipped, {type(e).__name__}: {results.first_line(e)}",
-                          file=sys.stderr)
-                # best_baseline_us over this script's correct rows of the shape; merge.py recomputes
-                # it over every baseline of the bench's and this file.
-                good = [r["median"] for _, _, r in measured if r["correct"]]
-                best = min(good) if good else 0.0
-                for name, variant, r in measured:
-                    med = r["median"]
-                    writer.writerow(results.schema_row(
-                        wl, shape, variant, r, a.reps, fl, best, env, commit, date,
-                        [f"sdpa-{name}", "graph", iters, f"{r['rel']:.3e}" if a.check == "on" else "unchecked",
-                         torch.__version__, env["cudnn"]]))
-                    print(f"{shape:<62} {variant:<26} {med:>10.2f} us  x{med / fl:<6.2f} floor  "
-                          f"{'unchecked' if a.check == 'off' else ('ok' if r['correct'] else 'WRONG')}")
-                f.flush()
-                sys.stdout.flush()
-                results.cleanup(torch)
+                for name, variant, member in chosen:
+                    try:
+                        r, why = run_backend(torch, sdpa_kernel, member, block, args, ref, iters, a.reps, a.warmup)
+                    except Exception as e:  # OOM, capture errors: this backend's row fails
+                        failed += 1
+                        print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: "
+                              f"{results.first_line(e)}", file=sys.stderr)
+                        results.cleanup(torch)
+                        continue
+                    if r is None:
+                        print(f"warning: {wl} {shape}: SDPA backend {name} unavailable ({why}); no {variant} row",
+                              file=sys.stderr)
+                        continue
+                    measured.append((name, variant, r))
+                    if a.check == "on" and not r["correct"]:
+                        failed += 1
+                        print(f"warning: {wl} {shape} {variant}: y does not match the fp32 reference "
+                              f"(rel_err {r['rel']:.3e})", file=sys.stderr)
+                if bwriter and not decode:
+                    pf = part_floors(b, s, heads, hidden)
+                    for part, variant, t in time_parts(torch, F, sdpa_kernel, chosen, *args, b, s, heads, iters,
+                                                       a.reps, a.warmup):
+                        bwriter.writerow(results.schema_row(
+                            wl, shape, variant, t, a.reps, pf[part], 0.0, env, commit, date,
+                            ["sdpa-part", "graph", iters, "unchecked", torch.__version__, env["cudnn"]]))
+                        print(f"{shape:<62} {variant:<26} {t['median']:>10.2f} us  x{t['median'] / pf[part]:<6.2f} "
+                              f"floor  (part alone)")
+                    bf.flush()
+                del args, ref
+            except Exception as e:  # inputs or reference (OOM): the shape fails
+                failed += 1
+                print(f"warning: {wl} {shape}: skipped, {type(e).__name__}: {results.first_line(e)}",
+                      file=sys.stderr)
+            # best_baseline_us over this script's correct rows of the shape; merge.py recomputes
+            # it over every baseline of the bench's and this file.
+            good = [r["median"] for _, _, r in measured if r["correct"]]
+            best = min(good) if good else 0.0
+            for name, variant, r in measured:
+                med = r["median"]
+                writer.writerow(results.schema_row(
+                    wl, shape, variant, r, a.reps, fl, best, env, commit, date,
+                    [f"sdpa-{name}", "graph", iters, f"{r['rel']:.3e}" if a.check == "on" else "unchecked",
+                     torch.__version__, env["cudnn"]]))
+                print(f"{shape:<62} {variant:<26} {med:>10.2f} us  x{med / fl:<6.2f} floor  "
+                      f"{'unchecked' if a.check == 'off' else ('ok' if r['correct'] else 'WRONG')}")
+            f.flush()
+            sys.stdout.flush()
+            results.cleanup(torch)
     if bf:
         bf.close()
         print(f"# wrote {a.breakdown} (the parts alone)")
