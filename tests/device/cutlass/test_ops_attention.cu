@@ -49,25 +49,32 @@ struct Data {
 
 float bf(double v) { return float(bf16(float(v))); }
 
+// QKV = X W_qkv^T for the real rows (seq of each sequence's padded_seq() rows of x), each value rounded
+// to bf16 as the GEMM stores it: [batch, seq, 3 * width].
+std::vector<float> qkv_reference(const ops::AttentionShape& s, const std::vector<bf16>& x, const std::vector<bf16>& wqkv) {
+  const int S = s.padded_seq(), W = s.width(), H = s.hidden;
+  std::vector<float> qkv(size_t(s.batch) * s.seq * 3 * W);
+  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
+    const size_t b = r / s.seq, i = r % s.seq;
+    const bf16* xr = &x[(b * S + i) * H];
+    for (int c = 0; c < 3 * W; ++c) {
+      double acc = 0;
+      const bf16* wr = &wqkv[size_t(c) * H];
+      for (int k = 0; k < H; ++k) acc += double(float(xr[k])) * double(float(wr[k]));
+      qkv[r * 3 * W + c] = bf(acc);
+    }
+  });
+  return qkv;
+}
+
 Data make_data(const ops::AttentionShape& s) {
   Data d{s, {}, {}, {}, {}, {}};
   const int S = s.padded_seq(), W = s.width(), H = s.hidden, D = s.head_dim;
   d.x = bt::random_bf16(size_t(s.batch) * S * H, 31, 1.0f);
   d.wqkv = bt::random_bf16(size_t(3) * W * H, 32, 2.0f / std::sqrt(float(H)));
   d.wo = bt::random_bf16(size_t(H) * W, 33, 1.0f / std::sqrt(float(W)));
-  // QKV for the real rows, rounded to bf16 as the GEMM stores it (padding rows are never attended:
-  // causal, and real queries come first).
-  std::vector<float> qkv(size_t(s.batch) * s.seq * 3 * W);
-  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
-    const size_t b = r / s.seq, i = r % s.seq;
-    const bf16* xr = &d.x[(b * S + i) * H];
-    for (int c = 0; c < 3 * W; ++c) {
-      double acc = 0;
-      const bf16* wr = &d.wqkv[size_t(c) * H];
-      for (int k = 0; k < H; ++k) acc += double(float(xr[k])) * double(float(wr[k]));
-      qkv[r * 3 * W + c] = bf(acc);
-    }
-  });
+  // QKV for the real rows (padding rows are never attended: causal, and real queries come first).
+  const std::vector<float> qkv = qkv_reference(s, d.x, d.wqkv);
   // Causal attention per (sequence, head, query), O rounded to bf16.
   d.o_ref.assign(size_t(s.batch) * s.seq * W, 0.0);
   const double scale = 1.0 / std::sqrt(double(D));
@@ -365,17 +372,7 @@ DecodeData make_decode(const ops::AttentionShape& s) {
         d.kc[(size_t(b) * R + r) * W + c] = bf16(std::nanf(""));
         d.vc[(size_t(b) * R + r) * W + c] = bf16(std::nanf(""));
       }
-  std::vector<float> qkv(size_t(s.batch) * s.seq * 3 * W);
-  parallel_for(size_t(s.batch) * s.seq, [&](size_t r) {
-    const size_t b = r / s.seq, i = r % s.seq;
-    const bf16* xr = &d.x[(b * M + i) * H];
-    for (int c = 0; c < 3 * W; ++c) {
-      double acc = 0;
-      const bf16* wr = &d.wqkv[size_t(c) * H];
-      for (int k = 0; k < H; ++k) acc += double(float(xr[k])) * double(float(wr[k]));
-      qkv[r * 3 * W + c] = bf(acc);
-    }
-  });
+  const std::vector<float> qkv = qkv_reference(s, d.x, d.wqkv);
   d.k_new.resize(size_t(s.batch) * s.seq * W);
   d.v_new.resize(d.k_new.size());
   for (size_t r = 0; r < size_t(s.batch) * s.seq; ++r)
