@@ -17,8 +17,11 @@ torch, cudnn; bench/attention/merge.py joins them with the bench's rows.
 Decode (--phase decode or both, the default): m new tokens per sequence against a KV cache of kv
 keys after the step, the block being qkv = x @ w_qkv.T, the new K and V copied into the caches
 (rows kv-m..kv-1, inside the graph), then SDPA of the m queries against the kv cached keys with the
-causal mask aligned to the cache's end (torch.nn.attention.bias.causal_lower_right; no mask at m =
-1), then the O-proj: the shapes batch {1, 16} x m {1, 2, 4} x kv {512, 1024, 2048, 8192}.
+causal mask aligned to the cache's end, then the O-proj: the shapes batch {1, 16} x m {1, 2, 4} x kv
+{512, 1024, 2048, 8192}. At m = 1 no mask is needed and the forced backends run as in prefill. At m > 1
+the forced backends get the mask as a boolean tensor (flash takes none: no flash row), and one more
+row, `cublaslt-sdpa-lowerright-graph`, passes torch.nn.attention.bias.causal_lower_right with no
+backend forced: PyTorch's CausalBias picks flash or the memory-efficient kernel itself.
 
 Shapes and data as the bench: GPT-3 175B TP8 (hidden 12288, 12 heads of 128) or LLaMA-65B TP8 (8192,
 8 heads), B x S in {1, 4, 8} x {512, 1024, 2048}, or custom --heads/--hidden; x uniform on [-1, 1],
@@ -39,6 +42,7 @@ Exit status: 0 when every row that was measured is correct, 1 when a shape faile
 error, ...) or a row is incorrect, 2 on bad arguments, no torch or no GPU.
 """
 import argparse
+import contextlib
 import csv
 import math
 import os
@@ -107,12 +111,16 @@ def make_decode_inputs(torch, dev, b, m, kv, heads, hidden, seed):
     return x, wqkv, wo, kc, vc
 
 
-def make_decode_block(torch, F, b, m, kv, heads):
+def make_decode_block(torch, F, b, m, kv, heads, dev, lower_right=False):
+    """lower_right: the mask as causal_lower_right (CausalBias), else a boolean [m, kv] tensor (True:
+    attend); none at m = 1."""
     w, old = heads * HEAD_DIM, kv - m
     mask = None
-    if m > 1:
+    if m > 1 and lower_right:
         from torch.nn.attention.bias import causal_lower_right
         mask = causal_lower_right(m, kv)
+    elif m > 1:
+        mask = torch.arange(kv, device=dev)[None, :] <= (old + torch.arange(m, device=dev))[:, None]
 
     def block(x, wqkv, wo, kc, vc):
         qkv = x @ wqkv.T                                        # [b, m, 3w]
@@ -192,9 +200,10 @@ def reference(torch, x, wqkv, wo, heads):
 
 
 def run_backend(torch, sdpa_kernel, backend, block, args, ref, iters, reps, warmup):
-    """Times one backend on one shape. Returns a dict, or None with a reason when the backend cannot
-    run the shape (raised by its first eager call). Other errors propagate."""
-    with sdpa_kernel([backend]):
+    """Times one backend on one shape (backend None: PyTorch's own choice). Returns a dict, or None with
+    a reason when the backend cannot run the shape (raised by its first eager call). Other errors
+    propagate."""
+    with (sdpa_kernel([backend]) if backend is not None else contextlib.nullcontext()):
         # SDPA raises (after warnings that say why) when the forced backend cannot take the inputs
         # or is not built in: that backend is unavailable for this shape. Running out of memory is
         # a failure, not unavailability.
@@ -374,14 +383,18 @@ def main(argv=None):
                 if decode:
                     args = make_decode_inputs(torch, dev, b, s, kv, heads, hidden, a.seed + 7919 * b + 31 * s + kv)
                     ref = decode_reference(torch, *args, heads) if a.check == "on" else None
-                    block = make_decode_block(torch, F, b, s, kv, heads)
+                    block = make_decode_block(torch, F, b, s, kv, heads, dev)
                 else:
                     args = make_inputs(torch, dev, b, s, heads, hidden, a.seed + 7919 * b + s)
                     ref = reference(torch, *args, heads) if a.check == "on" else None
                     block = make_block(torch, F, b, s, heads)
-                for name, variant, member in chosen:
+                runs = [(name, variant, member, block) for name, variant, member in chosen]
+                if decode and s > 1:  # PyTorch's lower-right causal bias, backend its own choice
+                    runs.append(("lowerright", "cublaslt-sdpa-lowerright-graph", None,
+                                 make_decode_block(torch, F, b, s, kv, heads, dev, lower_right=True)))
+                for name, variant, member, blk in runs:
                     try:
-                        r, why = run_backend(torch, sdpa_kernel, member, block, args, ref, iters, a.reps, a.warmup)
+                        r, why = run_backend(torch, sdpa_kernel, member, blk, args, ref, iters, a.reps, a.warmup)
                     except Exception as e:  # OOM, capture errors: this backend's row fails
                         failed += 1
                         print(f"warning: {wl} {shape} {variant}: failed, {type(e).__name__}: "
