@@ -74,7 +74,7 @@ struct AttentionRunOptions {
   bool log = true;                          // print the plan's log line
   // Optional per-tile timelines, one event per tile of plan().qkv_gemm.grid / attention_grid() /
   // plan().oproj_gemm.grid (a flat GEMM's grid is its form's, not qkv_grid() / oproj_grid(): plan
-  // first with plan_attention to size them).
+  // first with plan_attention to size them). Decode traces its two GEMMs only (trace_attention unused).
   TileEvent* trace_qkv = nullptr;
   TileEvent* trace_attention = nullptr;
   TileEvent* trace_oproj = nullptr;
