@@ -10,9 +10,9 @@
 // mlp_streamk_*.cu.
 #pragma once
 
+#include "baton/ops/mlp_compiled.cuh"  // first: it enables CuTe's GMMA widths the swapped tiles need
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
-#include "baton/ops/mlp_compiled.cuh"
 
 #include <memory>
 

@@ -1,5 +1,8 @@
 // The CUTLASS GemmUniversal baseline (plain epilogue: GEMM2, and GEMM1 of the LLaMA MLP before its SwiGLU kernel).
 // One kernel instantiation of bench/mlp.cu (declared in mlp_gemms.cuh; target baton_bench_universal).
+// Config1 / Config2 are 128-wide tiles, CuTe's standard GMMA widths: no extended selector here (it
+// costs ~30 s of compile time; baton/cutlass/sm90_gemm.cuh).
+#define BATON_STANDARD_MMA_SHAPES_ONLY
 #include "mlp_universal.cuh"
 
 namespace baton_bench::mlp {

@@ -4,13 +4,13 @@
 // Config::BaseEpilogue). Included by one translation unit per Config (mlp_streamk_*.cu).
 #pragma once
 
+#include "mlp_gemms.cuh"  // first: baton/ops/mlp.cuh must precede CuTe's first inclusion
+
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 
 #include <string>
-
-#include "mlp_gemms.cuh"
 
 namespace baton_bench::mlp {
 

@@ -62,3 +62,8 @@ set(BATON_MLP_EXTRA_KERNEL_TABLE
 if(BATON_MLP_EXTRA_KERNELS)
   list(APPEND BATON_MLP_KERNEL_TABLE ${BATON_MLP_EXTRA_KERNEL_TABLE})
 endif()
+# The rows whose tile width is not one of CuTe's standard GMMA widths (the 160-token swapped tiles):
+# their translation units define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, every other one compiles
+# without it (~30 s less each; baton/cutlass/sm90_gemm.cuh). A row missing here that needs it fails
+# GemmConfig's static_assert, naming the macro.
+set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swapped160 down_swapped160_after_grid)

@@ -40,14 +40,6 @@
 #error "baton/cutlass/sm90_fmha.cuh builds on the collectives of CUTLASS 4.2's example 88 (Hopper FMHA): put <cutlass>/examples on the include path (baton::cutlass does when the examples are there: the pip wheel nvidia-cutlass==4.2.0.0 ships them under cutlass_library/source/examples; a checkout has them under examples/)"
 #endif
 
-// CuTe's every-GMMA-width selector, as baton/cutlass/sm90_gemm.cuh defines it (it must precede CuTe's
-// first inclusion): a translation unit that includes this header first and then runs GEMMs of other
-// widths (the attention op's flat GEMMs, 160-token swapped tiles) needs it. The FMHA's 128-wide
-// GMMAs are the same either way.
-#ifndef CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
-#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
-#endif
-
 #include <cuda_runtime.h>
 
 #include <cstddef>

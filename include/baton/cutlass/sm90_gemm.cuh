@@ -58,14 +58,13 @@
 #error "baton/cutlass/sm90_gemm.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
 #endif
 
-// Every GMMA width (N a multiple of 8 up to 256) as one instruction: without this CuTe's selector
-// knows only N = 8, 16, 32, 64, 96, 128, 192 and 256 and builds any other tile width (the swapped
-// GEMMs' 160-token tiles) from n32 GMMAs, which re-read A from shared memory five times per k-step
-// (measured 1.3x slower than the wider 192-token tile, docs/mlp.md). It must be defined before CuTe
-// is first included; GemmConfig static_asserts that it took effect.
-#ifndef CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
-#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
-#endif
+// Tile widths: CuTe's GMMA selector knows N = 8, 16, 32, 64, 96, 128, 192 and 256 as one instruction;
+// any other width (the MLP's swapped 160-token tiles) needs CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED defined
+// before CuTe's first inclusion, else CuTe builds it from n32 GMMAs that re-read A from shared memory
+// five times per k-step (measured 1.3x slower than the wider 192-token tile, docs/mlp.md). This header
+// does not define it: it costs ~30 s of compile time in every CUTLASS translation unit (docs/cutlass.md),
+// so only the headers whose kernels need it do (baton/ops/mlp.cuh, baton/ops/attention/attention.cuh).
+// GemmConfig static_asserts that a tile is one GMMA instruction wide.
 
 #include <cuda_runtime.h>
 
@@ -170,9 +169,10 @@ struct GemmConfig {
   using FusionArguments = typename BaseEpilogue::FusionCallbacks::Arguments;
   using ProblemShape = cute::Shape<int, int, int, int>;  // M, N, K, L (L == 1): GemmKernel's problem
   static_assert(int(cute::size<1>(typename BaseMainloop::TiledMma::AtomShape_MNK{})) == tile_n,
-                "baton::sm90::GemmConfig: the tile's width is not one GMMA instruction wide: CuTe was included before "
-                "baton/cutlass/sm90_gemm.cuh without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (define it for the whole "
-                "translation unit, or include baton's header first)");
+                "baton::sm90::GemmConfig: the tile's width is not one GMMA instruction wide: a width other than 8, 16, "
+                "32, 64, 96, 128, 192 or 256 needs CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED defined before CuTe's first "
+                "inclusion (define it for the whole translation unit, or include baton/ops/mlp.cuh first, which "
+                "defines it)");
 };
 
 // The weights of the GEMM that runs next, for an L2 prefetch at the end of this one

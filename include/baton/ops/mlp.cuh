@@ -34,6 +34,14 @@
 #error "baton/ops/mlp.cuh needs CUTLASS 4.2 on the include path: link the CMake target baton::cutlass (configure baton with -DBATON_WITH_CUTLASS=ON, or -DBATON_CUTLASS_DIR=<CUTLASS 4.2 checkout>), or add <cutlass>/include and <cutlass>/tools/util/include (pip: nvidia-cutlass==4.2.0.0, under cutlass_library/source/)"
 #endif
 
+// The op's swapped 160-token tiles need CuTe's every-GMMA-width selector, defined before CuTe's first
+// inclusion (baton/cutlass/sm90_gemm.cuh says why it does not define it itself). The kernel library's
+// translation units of the other widths define BATON_STANDARD_MMA_SHAPES_ONLY instead
+// (cmake/BatonKernelTable.cmake): the selector costs each ~30 s of compile time.
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) && !defined(BATON_STANDARD_MMA_SHAPES_ONLY)
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#endif
+
 #include <cuda_runtime.h>
 
 #include <algorithm>

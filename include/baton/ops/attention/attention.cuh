@@ -23,6 +23,15 @@
 // the m new tokens' K and V to rows old_keys()..kv_len-1 (docs/attention.md, Decode).
 #pragma once
 
+// CuTe's every-GMMA-width selector, as baton/ops/mlp.cuh defines it; it must precede CuTe's first
+// inclusion, which the FMHA's headers below make. The op's flat GEMMs include 160-token swapped tiles
+// (mlp_kernels' forms), which need it; the FMHA's 128-wide GMMAs are the same either way. The kernel
+// library's own translation units (attention_kernels.cuh only) go without it: with it, each compiled
+// 1.6x slower (docs/cutlass.md).
+#ifndef CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#endif
+
 #include "baton/ops/attention/attention_kernels.cuh"  // first: CUTLASS and example 88's collectives
 
 #include <cuda_runtime.h>
