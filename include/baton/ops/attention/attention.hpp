@@ -255,10 +255,9 @@ constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
 
 // A flat GEMM (edge none) takes the place of the chain's 128 x 128 kernel on an automatic edge when the
 // cost model (mlp_cost.hpp) puts it more than this share of that kernel's time faster. The share sits
-// between what per-tile waits measured to win over the PDL chain of the same kernels on the H200
-// (geomean ~1%, at most 13% of the chain at one shape: docs/attention.md, runs 53-56) and what the
-// 128 x 128 GEMMs measured to lose to cuBLASLt's (15-76%); tuning (AttentionRunOptions::tune) times
-// both where it matters.
+// between what per-tile waits won over the PDL chain of the same kernels on the H200 and what the
+// 128 x 128 GEMMs lost to cuBLASLt's (docs/attention.md, Results); tuning (AttentionRunOptions::tune)
+// times both where it matters.
 inline constexpr double kAttentionFlatGemmGain = 0.05;
 
 // The plan for a shape on `sms` SMs. Requests in `o` are checked and kept; the rest is chosen. `have`:
