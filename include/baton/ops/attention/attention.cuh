@@ -255,27 +255,12 @@ class Attention {
     const bool wait2 = plan_.attention_to_oproj == AttentionEdgePolicy::kblock;
     // A GEMM without edges runs flat over the padded tokens in its plan's form (GemmKernels); one with
     // an edge is the chain's batched 128 x 128 kernel, whose grid must be the program's.
-    const int tokens = int(s.padded_tokens());
     detail::FormedGemm fq, fo;
-    if (!wait1) {
-      fq = detail::plain_gemm_in_form<GemmKernels>(plan_.qkv_gemm.form, tokens, 3 * s.width(), s.hidden, qa.a, qa.b, qa.d,
-                                                   "baton::ops::Attention qkv GEMM");
-      BATON_TRY(fq.unformed);
-      BATON_TRY(detail::alloc_zeroed(sw_qkv_, fq.split_bytes, stream, "split-K workspace (qkv GEMM)"));
-      BATON_TRY(fq.can(sw_qkv_.data()).with_context("baton::ops::Attention qkv"));
-    } else {
-      BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
-    }
+    if (!wait1) BATON_TRY(flat_gemm_(true, t, stream, fq));
+    else BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(qa).with_context("baton::ops::Attention qkv")));
     BATON_TRY((sm90::Fmha<FmhaConfig, PlainStage>::can_implement(fa).with_context("baton::ops::Attention attention")));
-    if (!wait2) {
-      fo = detail::plain_gemm_in_form<GemmKernels>(plan_.oproj_gemm.form, tokens, s.hidden, s.width(), oa.a, oa.b, oa.d,
-                                                   "baton::ops::Attention oproj GEMM");
-      BATON_TRY(fo.unformed);
-      BATON_TRY(detail::alloc_zeroed(sw_oproj_, fo.split_bytes, stream, "split-K workspace (oproj GEMM)"));
-      BATON_TRY(fo.can(sw_oproj_.data()).with_context("baton::ops::Attention oproj"));
-    } else {
-      BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
-    }
+    if (!wait2) BATON_TRY(flat_gemm_(false, t, stream, fo));
+    else BATON_TRY((sm90::Gemm<GemmConfig, PlainStage>::can_implement(oa).with_context("baton::ops::Attention oproj")));
     const Grid gq = sm90::tile_grid<GemmConfig>(qa.m, qa.n, qa.batch);
     const Grid ga = sm90::fmha_tile_grid<FmhaConfig>(fa.batch, fa.seq, fa.heads);
     const Grid go = sm90::tile_grid<GemmConfig>(oa.m, oa.n, oa.batch);
@@ -359,23 +344,28 @@ class Attention {
     return {};
   }
 
+  // The QKV (qkv = true) or O-proj GEMM flat over the padded tokens in its plan's form on GemmKernels:
+  // formed, its split-K workspace allocated (zeroed on `stream`) and its shape and pointers checked.
+  [[nodiscard]] status flat_gemm_(bool qkv, const AttentionTensors& t, cudaStream_t stream, detail::FormedGemm& out) {
+    const AttentionShape& s = plan_.shape;
+    const auto a = qkv ? attention_qkv_arguments(s, t) : attention_oproj_arguments(s, t);
+    const int n = qkv ? 3 * s.width() : s.hidden, k = qkv ? s.hidden : s.width();
+    const std::string what = std::string("baton::ops::Attention ") + (qkv ? "qkv" : "oproj") + " GEMM";
+    out = detail::plain_gemm_in_form<GemmKernels>((qkv ? plan_.qkv_gemm : plan_.oproj_gemm).form, int(s.padded_tokens()), n,
+                                                  k, a.a, a.b, a.d, what);
+    BATON_TRY(out.unformed);
+    async::device_allocation& ws = qkv ? sw_qkv_ : sw_oproj_;
+    BATON_TRY(detail::alloc_zeroed(ws, out.split_bytes, stream, ("split-K workspace (" + what + ")").c_str()));
+    return out.can(ws.data()).with_context(what);
+  }
+
   // Decode: qkv (flat GEMM) -> attention (split-KV, appending the new K/V to the caches) -> [combine,
   // with more than one part] -> oproj (flat GEMM), every edge a PDL kernel boundary.
   [[nodiscard]] status build_decode_(const AttentionTensors& t, cudaStream_t stream, const AttentionRunOptions& o) {
     const AttentionShape& s = plan_.shape;
-    const int tokens = int(s.padded_tokens());
-    const auto qa = attention_qkv_arguments(s, t);
-    const auto oa = attention_oproj_arguments(s, t);
-    detail::FormedGemm fq = detail::plain_gemm_in_form<GemmKernels>(plan_.qkv_gemm.form, tokens, 3 * s.width(), s.hidden, qa.a,
-                                                                    qa.b, qa.d, "baton::ops::Attention qkv GEMM");
-    detail::FormedGemm fo = detail::plain_gemm_in_form<GemmKernels>(plan_.oproj_gemm.form, tokens, s.hidden, s.width(), oa.a,
-                                                                    oa.b, oa.d, "baton::ops::Attention oproj GEMM");
-    BATON_TRY(fq.unformed);
-    BATON_TRY(fo.unformed);
-    BATON_TRY(detail::alloc_zeroed(sw_qkv_, fq.split_bytes, stream, "split-K workspace (qkv GEMM)"));
-    BATON_TRY(detail::alloc_zeroed(sw_oproj_, fo.split_bytes, stream, "split-K workspace (oproj GEMM)"));
-    BATON_TRY(fq.can(sw_qkv_.data()).with_context("baton::ops::Attention qkv"));
-    BATON_TRY(fo.can(sw_oproj_.data()).with_context("baton::ops::Attention oproj"));
+    detail::FormedGemm fq, fo;
+    BATON_TRY(flat_gemm_(true, t, stream, fq));
+    BATON_TRY(flat_gemm_(false, t, stream, fo));
 
     decode::Arguments da;
     da.batch = s.batch;
