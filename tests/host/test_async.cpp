@@ -689,6 +689,72 @@ struct posted_flag {
   std::thread::id on;
 };
 
+// host_signal: a worker thread's result. Attached, its finish wakes the reactor out of a timed
+// backoff sleep at once; unattached (a plain completion source) it is seen when the sleep ends.
+// The reactor here sleeps 400 ms per step, so the two differ by hundreds of milliseconds.
+task<status> signal_wait(reactor& r, async::host_signal& s, async::executor& ex, bool attach) {
+  if (attach) {
+    async::host_signal::attachment a(s, r);
+    co_return co_await async::on(r, s, ex);
+  }
+  co_return co_await async::on(r, s, ex);
+}
+
+double seconds_to_resume(bool attach, bool fail) {
+  inline_executor inl;
+  reactor r(async::reactor_options{0, 0, std::chrono::microseconds(400'000), std::chrono::microseconds(400'000)});
+  async::host_signal sig;
+  status got;
+  std::atomic<bool> resumed{false};
+  std::thread waiter([&] {
+    got = async::sync_wait(signal_wait(r, sig, inl, attach));
+    resumed = true;
+  });
+  EXPECT_TRUE(wait_until([&] { return r.stats().sleeps >= 1; }));  // inside a 400 ms sleep
+  std::this_thread::sleep_for(20ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (fail) EXPECT_TRUE(sig.fail(status(errc::invalid_argument, "worker failed")));
+  else EXPECT_TRUE(sig.complete());
+  EXPECT_FALSE(sig.complete()) << "the first finish wins";
+  waiter.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(resumed.load());
+  if (fail) {
+    EXPECT_EQ(got.code(), errc::invalid_argument);
+    EXPECT_NE(got.message().find("worker failed"), std::string::npos) << got.message();
+  } else {
+    EXPECT_TRUE(got.ok()) << got.message();
+  }
+  return s;
+}
+
+TEST(AsyncReactor, HostSignalWakesASleepingReactor) {
+  const double attached = seconds_to_resume(true, false);
+  const double attached_fail = seconds_to_resume(true, true);
+  const double plain = seconds_to_resume(false, false);
+  EXPECT_LT(attached, 0.15) << "an attached signal must cut the 400 ms sleep short";
+  EXPECT_LT(attached_fail, 0.15);
+  EXPECT_GT(plain, 0.15) << "control: without the attachment the completion waits for the sleep to end";
+}
+
+// The waiter leaves (its reactor shut down and destroyed) before the worker finishes: the
+// attachment detached with the frame, so the late finish touches no reactor.
+TEST(AsyncReactor, HostSignalFinishedAfterItsReactorIsGone) {
+  inline_executor inl;
+  async::host_signal sig;
+  status got;
+  {
+    reactor r;
+    std::thread waiter([&] { got = async::sync_wait(signal_wait(r, sig, inl, true)); });
+    ASSERT_TRUE(wait_until([&] { return r.stats().waiting == 1; }));
+    r.shutdown();
+    waiter.join();
+  }
+  EXPECT_EQ(got.code(), errc::cancelled);
+  EXPECT_TRUE(sig.complete());
+  EXPECT_TRUE(sig.finished());
+}
+
 TEST(AsyncReactor, PostFromForeignThreadResumesOnTheExecutor) {
   thread_pool pool(1);
   reactor r;

@@ -244,6 +244,7 @@ class pipeline {
       compute_ = std::move(o.compute_);
       d2h_ = std::move(o.d2h_);
       ev_ = std::move(o.ev_);
+      run_events_ = std::move(o.run_events_);
       dev_ = std::exchange(o.dev_, {});
       staging_in_ = std::move(o.staging_in_);
       staging_out_ = std::move(o.staging_out_);
@@ -317,16 +318,10 @@ class pipeline {
     if ((src == nullptr || dst == nullptr) && bytes > 0) return status(errc::invalid_argument, "pipeline: null buffer");
     if (!f) return status(errc::invalid_argument, "pipeline: empty compute function");
     BATON_TRY(check_out_sizes_(bytes, "pipeline::enqueue"));
-    const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
     if (after) {
       BATON_TRY(h2d_.ref().wait(after));
     }
-    // Staging slabs are taken once and kept: the ledger's waits cover them across calls, whereas
-    // slabs handed back to the pool between calls could come back in another slot order while
-    // the previous call's copies still use them.
-    if (!src_pinned) BATON_TRY(take_staging_(staging_in_));
-    if (!dst_pinned) BATON_TRY(take_staging_(staging_out_));
-    BATON_TRY(enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned));
+    BATON_TRY(enqueue_locked_(src, dst, bytes, f, is_pinned(src), is_pinned(dst)));
     BATON_TRY(cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord"));
     return {};
   }
@@ -477,13 +472,18 @@ class pipeline {
     BATON_CO_TRY(check_out_sizes_(bytes, "pipeline::run"));
     auto state = std::make_shared<run_state_>();
     BATON_CO_TRY(start_runner_());
-    (void)runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
-      status st = run_chunks_(src, dst, bytes, f, options, state->report);
-      if (st.ok()) state->done.complete();
-      else state->done.fail(std::move(st));
-      return status{};  // delivered through state->done, not the worker's record
-    });
-    const status waited = co_await on(ctx.r, state->done, ctx.ex);
+    status waited;
+    {
+      // Attached before the runner can finish, detached once this frame is resumed (or destroyed).
+      host_signal::attachment wake_me(state->done, ctx.r);
+      (void)runner_->push([this, state, src, dst, bytes, f = std::move(f), options = std::move(options)] {
+        status st = run_chunks_(src, dst, bytes, f, options, state->report);
+        if (st.ok()) state->done.complete();
+        else state->done.fail(std::move(st));
+        return status{};  // delivered through state->done, not the worker's record
+      });
+      waited = co_await on(ctx.r, state->done, ctx.ex);
+    }
     if (!waited.ok()) co_return waited;
     co_return state->report;
   }
@@ -524,28 +524,10 @@ class pipeline {
   cudaEvent_t compute_done(const event* ev, int s) const { return ev[size_t(opt_.buffers + s)].get(); }
   cudaEvent_t d2h_done(const event* ev, int s) const { return ev[size_t(2 * opt_.buffers + s)].get(); }
 
-  // A run()'s completion: the runner thread completes or fails it, the reactor polls it.
-  class run_done_ final : public completion_source {
-   public:
-    poll_result poll() noexcept override {
-      switch (state_.load(std::memory_order_acquire)) {
-        case 2: return poll_ready();
-        case 3: return poll_failed(error_);
-        default: return poll_result{};
-      }
-    }
-    void complete() noexcept { state_.store(2, std::memory_order_release); }
-    void fail(status s) {
-      error_ = std::move(s);
-      state_.store(3, std::memory_order_release);  // after error_: poll() reads it only then
-    }
-
-   private:
-    std::atomic<int> state_{0};
-    status error_;
-  };
+  // A run()'s completion: the runner thread completes or fails `done` (which wakes the awaiting
+  // reactor at once: a run lasts milliseconds, so the reactor is in its capped sleeps by then).
   struct run_state_ {
-    run_done_ done;
+    host_signal done;
     pipeline_report report;
   };
 
@@ -559,16 +541,18 @@ class pipeline {
   }
 
   // The chunks of one run(), on the runner thread: each issued as an enqueue() of one chunk (the
-  // slot ledger orders them with everything before), a per-chunk event recorded after its D2H;
-  // completed chunks are counted (and reported) without blocking while issuing, then the issued
-  // ones are waited for and the pageable outputs drained.
+  // slot ledger orders them with everything before; the lock is taken per chunk so that another
+  // thread's enqueue() may come between two), an event recorded after its D2H; completed chunks
+  // are counted (and reported) without blocking while issuing, then the issued ones are waited
+  // for and the pageable outputs drained. What is the same for every chunk is done once: the
+  // pinned queries, the events (kept by the pipeline and reused by later runs) and the record of
+  // gpu_done_event().
   status run_chunks_(const void* src, void* dst, size_t bytes, const chunk_fn& f, const pipeline_run_options& o,
                      pipeline_report& report) {
     const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
     report = pipeline_report{};
     report.chunks_total = n;
-    std::vector<event> done(n);
     size_t issued = 0, completed = 0;
     status err;
     auto mark = [&](size_t upto) {  // chunks [completed, upto) are known complete
@@ -577,20 +561,26 @@ class pipeline {
         if (o.progress) o.progress(completed, n);
       }
     };
-    for (size_t i = 0; i < n; ++i) {
+    const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
+    while (run_events_.size() < n && err.ok()) {
+      auto e = event::create();
+      if (e.ok()) run_events_.push_back(std::move(e.value()));
+      else err = e.error().with_context("pipeline::run: chunk events");
+    }
+    const std::vector<event>& done = run_events_;
+    for (size_t i = 0; i < n && err.ok(); ++i) {
       if (o.token.stop_requested()) {
         report.cancelled = true;
         break;
       }
-      auto e = event::create();
-      if (!e.ok()) {
-        err = e.error();
-        break;
-      }
-      done[i] = std::move(e.value());
       const size_t off = i * C, len = std::min(C, bytes - off);
-      err = enqueue(static_cast<const char*>(src) + off, static_cast<char*>(dst) + i * OC, len, f);
-      if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
+      {
+        std::lock_guard<std::mutex> lk(*use_);
+        err = enqueue_locked_(static_cast<const char*>(src) + off, static_cast<char*>(dst) + i * OC, len, f, src_pinned,
+                              dst_pinned);
+        if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
+        if (err.ok() && i + 1 == n) err = cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord");
+      }
       if (!err.ok()) {
         err = err.with_context("pipeline::run: chunk " + std::to_string(i) + " of " + std::to_string(n));
         break;
@@ -599,6 +589,11 @@ class pipeline {
       size_t k = completed;
       while (k < issued && cudaEventQuery(done[k].get()) == cudaSuccess) ++k;
       mark(k);
+    }
+    if (issued > 0 && issued < n) {  // cancelled or failed: gpu_done_event() after the last chunk issued
+      std::lock_guard<std::mutex> lk(*use_);
+      const status r = cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord");
+      if (err.ok()) err = r;
     }
     for (size_t k = completed; k < issued; ++k) {
       const status w = cuda_check(cudaEventSynchronize(done[k].get()), "pipeline::run: waiting for a chunk");
@@ -640,9 +635,20 @@ class pipeline {
     staging_out_.clear();
     staging_.reset();
     ev_.clear();
+    run_events_.clear();
     h2d_ = stream();
     compute_ = stream();
     d2h_ = stream();
+  }
+
+  // enqueue()'s chunk loop, the caller holding *use_ and having checked the arguments.
+  status enqueue_locked_(const void* src, void* dst, size_t bytes, const chunk_fn& f, bool src_pinned, bool dst_pinned) {
+    // Staging slabs are taken once and kept: the ledger's waits cover them across calls, whereas
+    // slabs handed back to the pool between calls could come back in another slot order while
+    // the previous call's copies still use them.
+    if (!src_pinned) BATON_TRY(take_staging_(staging_in_));
+    if (!dst_pinned) BATON_TRY(take_staging_(staging_out_));
+    return enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned);
   }
 
   status take_staging_(std::vector<pinned_buffer>& slabs) {
@@ -753,6 +759,7 @@ class pipeline {
   // thread (each object its own; not moved).
   std::unique_ptr<std::mutex> use_ = std::make_unique<std::mutex>();
   std::unique_ptr<serial_worker> runner_;  // run()'s chunks (created at the first run())
+  std::vector<event> run_events_;          // run()'s per-chunk events (runner thread only; grown, reused)
 };
 
 }  // namespace baton::async

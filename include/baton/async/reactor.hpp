@@ -431,4 +431,79 @@ class wait_cancellation {
   std::optional<std::stop_callback<on_stop>> cb_;  // last: deregistered first on destruction
 };
 
+// A completion_source that a host thread finishes (a worker's result), seen by the reactor at
+// its next look instead of at the end of a backoff sleep (up to max_sleep, ~1 ms, late: for a
+// wait that lasts milliseconds the loop is in its capped sleeps when the result comes).
+//
+//   auto sig = std::make_shared<host_signal>();   // shared with the worker
+//   { host_signal::attachment a(*sig, r);         // in the waiting coroutine's frame
+//     co_await on(r, *sig, ex); }                 // worker: sig->complete() or sig->fail(st)
+//
+// complete()/fail() publish the result, then wake the attached reactor. Lifetime rule: the
+// attachment detaches when the waiter's frame leaves its scope (resumed or destroyed), under the
+// same lock that the wake holds, so a worker finishing after the waiter left (a reactor
+// shutdown cancelled it, say) never touches a reactor that may be gone. The first finish wins.
+class host_signal final : public completion_source {
+ public:
+  host_signal() = default;
+  host_signal(const host_signal&) = delete;
+  host_signal& operator=(const host_signal&) = delete;
+
+  poll_result poll() noexcept override {
+    switch (state_.load(std::memory_order_acquire)) {
+      case ready: return poll_ready();
+      case failed: return poll_failed(error_);
+      default: return poll_result{};
+    }
+  }
+  // Thread-safe; false if the signal had already finished.
+  bool complete() {
+    int expected = pending;
+    if (!state_.compare_exchange_strong(expected, ready, std::memory_order_acq_rel)) return false;
+    wake_();
+    return true;
+  }
+  bool fail(status s) {
+    int expected = pending;
+    if (!state_.compare_exchange_strong(expected, failing, std::memory_order_acq_rel)) return false;
+    error_ = std::move(s);
+    state_.store(failed, std::memory_order_release);  // after error_: poll() reads it only then
+    wake_();
+    return true;
+  }
+  [[nodiscard]] bool finished() const noexcept {
+    const int s = state_.load(std::memory_order_acquire);
+    return s == ready || s == failed;
+  }
+
+  // Scoped attachment of the reactor to wake; detaches on destruction.
+  class attachment {
+   public:
+    attachment(host_signal& s, reactor& r) : s_(&s) {
+      std::lock_guard<std::mutex> lk(s.m_);
+      s.r_ = &r;
+    }
+    attachment(const attachment&) = delete;
+    attachment& operator=(const attachment&) = delete;
+    ~attachment() {
+      std::lock_guard<std::mutex> lk(s_->m_);
+      s_->r_ = nullptr;
+    }
+
+   private:
+    host_signal* s_;
+  };
+
+ private:
+  void wake_() {
+    std::lock_guard<std::mutex> lk(m_);
+    if (r_) r_->wake();
+  }
+  enum : int { pending = 0, failing = 1, ready = 2, failed = 3 };
+  std::atomic<int> state_{pending};
+  status error_;
+  std::mutex m_;          // guards r_ against the waiter leaving while a finish wakes it
+  reactor* r_ = nullptr;  // the reactor to wake (null: none attached)
+};
+
 }  // namespace baton::async
