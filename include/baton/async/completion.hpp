@@ -11,6 +11,7 @@
 // polling that registration.
 #pragma once
 
+#include <atomic>
 #include <utility>
 
 #include "baton/status.hpp"
@@ -48,5 +49,41 @@ class completion_source {
   }
   return status(errc::invalid_argument, "wait finished while the source was still pending");
 }
+
+// The finished-state of a source that a thread completes (fake_event, host_signal): pending until
+// the first complete() or fail(status), from any thread (later calls return false); poll() reads
+// it with acquire, so what the finishing thread wrote before is visible to the resumed waiter.
+class finish_state {
+ public:
+  [[nodiscard]] poll_result poll() const noexcept {
+    switch (state_.load(std::memory_order_acquire)) {
+      case ready: return poll_ready();
+      case failed: return poll_failed(error_);
+      default: return poll_result{};  // pending, or a fail() in the middle of storing its status
+    }
+  }
+  bool complete() noexcept {
+    int expected = pending;
+    return state_.compare_exchange_strong(expected, ready, std::memory_order_acq_rel);
+  }
+  bool fail(status s) {
+    int expected = pending;
+    if (!state_.compare_exchange_strong(expected, failing, std::memory_order_acq_rel)) return false;
+    error_ = std::move(s);
+    state_.store(failed, std::memory_order_release);  // after error_: poll() reads it only then
+    return true;
+  }
+  // Pending again. Only while nobody is waiting on it.
+  void reset() noexcept { state_.store(pending, std::memory_order_release); }
+  [[nodiscard]] bool finished() const noexcept {
+    const int v = state_.load(std::memory_order_acquire);
+    return v == ready || v == failed;
+  }
+
+ private:
+  enum : int { pending = 0, failing = 1, ready = 2, failed = 3 };
+  std::atomic<int> state_{pending};
+  status error_;
+};
 
 }  // namespace baton::async

@@ -449,32 +449,19 @@ class host_signal final : public completion_source {
   host_signal(const host_signal&) = delete;
   host_signal& operator=(const host_signal&) = delete;
 
-  poll_result poll() noexcept override {
-    switch (state_.load(std::memory_order_acquire)) {
-      case ready: return poll_ready();
-      case failed: return poll_failed(error_);
-      default: return poll_result{};
-    }
-  }
+  poll_result poll() noexcept override { return state_.poll(); }
   // Thread-safe; false if the signal had already finished.
   bool complete() {
-    int expected = pending;
-    if (!state_.compare_exchange_strong(expected, ready, std::memory_order_acq_rel)) return false;
+    if (!state_.complete()) return false;
     wake_();
     return true;
   }
   bool fail(status s) {
-    int expected = pending;
-    if (!state_.compare_exchange_strong(expected, failing, std::memory_order_acq_rel)) return false;
-    error_ = std::move(s);
-    state_.store(failed, std::memory_order_release);  // after error_: poll() reads it only then
+    if (!state_.fail(std::move(s))) return false;
     wake_();
     return true;
   }
-  [[nodiscard]] bool finished() const noexcept {
-    const int s = state_.load(std::memory_order_acquire);
-    return s == ready || s == failed;
-  }
+  [[nodiscard]] bool finished() const noexcept { return state_.finished(); }
 
   // Scoped attachment of the reactor to wake; detaches on destruction.
   class attachment {
@@ -499,9 +486,7 @@ class host_signal final : public completion_source {
     std::lock_guard<std::mutex> lk(m_);
     if (r_) r_->wake();
   }
-  enum : int { pending = 0, failing = 1, ready = 2, failed = 3 };
-  std::atomic<int> state_{pending};
-  status error_;
+  finish_state state_;
   std::mutex m_;          // guards r_ against the waiter leaving while a finish wakes it
   reactor* r_ = nullptr;  // the reactor to wake (null: none attached)
 };
