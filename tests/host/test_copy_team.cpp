@@ -1,10 +1,11 @@
 // baton::async::CopyTeam: the pipeline's pageable staging copies. Every byte arrives, for any
-// length (below one slice, ragged, many slices) and any team size, and one team serves many
+// length (below one part, ragged, many parts) and any team size, and one team serves many
 // copies of mixed sizes in a row (the generation hand-off between copies).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "baton/async/copy_team.hpp"
@@ -60,6 +61,41 @@ TEST(CopyTeam, ANonPositiveSizeMeansTheCallerAlone) {
   std::vector<std::uint8_t> dst(src.size());
   team.copy(dst.data(), src.data(), src.size());
   EXPECT_EQ(src, dst);
+}
+
+// The cut: parts of at least kMinPart, at most kPartsPerThread per thread, one for a team of one.
+TEST(CopyTeam, PartsFollowTheSizeAndTheTeam) {
+  const size_t MiB = size_t(1) << 20;
+  CopyTeam sixteen(16), one(1);
+  EXPECT_EQ(sixteen.parts_for(0), 1u);
+  EXPECT_EQ(sixteen.parts_for(CopyTeam::kMinPart - 1), 1u);
+  EXPECT_EQ(sixteen.parts_for(MiB), 4u);  // a 1 MiB chunk is not left to one or two threads
+  EXPECT_EQ(sixteen.parts_for(4 * MiB), 16u);
+  EXPECT_EQ(sixteen.parts_for(64 * MiB), 64u);  // 16 threads x 4
+  EXPECT_EQ(sixteen.parts_for(300 * MiB), 64u);
+  EXPECT_EQ(one.parts_for(300 * MiB), 1u);
+}
+
+// Copies back to back at random sizes around the part size: a helper that wakes for one copy
+// while the next has begun must take no part of it with the old pointers (the generation in the
+// part counter). Every byte of every copy checked, and nothing past its end written.
+TEST(CopyTeam, RandomSizesBackToBackNeverMixCopies) {
+  std::mt19937_64 rng(12345);
+  const size_t cap = 3 * (size_t(1) << 20);
+  const auto src_a = pattern(cap, 1), src_b = pattern(cap, 2);
+  std::vector<std::uint8_t> dst(cap + 16);
+  for (int threads : {2, 5, 16}) {
+    CopyTeam team(threads);
+    for (int i = 0; i < 400; ++i) {
+      const size_t len = rng() % cap;
+      const auto& src = (i & 1) ? src_a : src_b;
+      std::fill(dst.begin(), dst.begin() + std::ptrdiff_t(len + 16), std::uint8_t(0xCD));
+      team.copy(dst.data(), src.data(), len);
+      ASSERT_TRUE(std::equal(src.begin(), src.begin() + std::ptrdiff_t(len), dst.begin()))
+          << "threads " << threads << " copy " << i << " len " << len;
+      for (size_t k = 0; k < 16; ++k) ASSERT_EQ(dst[len + k], 0xCD) << "written past the end, copy " << i;
+    }
+  }
 }
 
 }  // namespace
