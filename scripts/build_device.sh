@@ -22,9 +22,9 @@ cmake --preset default -DBATON_MLP_EXTRA_KERNELS=ON "${extra[@]}"
 attention=()
 grep -q "baton_attention_tests" build/default/build.ninja && attention=(baton_attention_tests)
 grep -q "baton_bench_attention" build/default/build.ninja && attention+=(baton_bench_attention)
-cmake --build --preset default -j "$jobs" --target "${attention[@]}" baton_device_tests baton_bench_sync_cost baton_bench_async baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_example_stream_process baton_gemm_tests baton_ops_tests baton_bench_mlp baton_conv_tests baton_bench_conv
+cmake --build --preset default -j "$jobs" --target "${attention[@]}" baton_device_tests baton_bench_sync_cost baton_bench_async baton_bench_decode_sweep baton_example_two_stage baton_example_inference_loop baton_example_file_stream baton_example_stream_process baton_gemm_tests baton_ops_tests baton_bench_mlp baton_conv_tests baton_bench_conv
 rm -rf .device/bin && mkdir -p .device/bin
-cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_example_stream_process build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp build/default/bin/baton_conv_tests build/default/bin/baton_bench_conv .device/bin/
+cp build/default/bin/baton_device_tests build/default/bin/baton_bench_sync_cost build/default/bin/baton_bench_async build/default/bin/baton_bench_decode_sweep build/default/bin/baton_example_two_stage build/default/bin/baton_example_inference_loop build/default/bin/baton_example_file_stream build/default/bin/baton_example_stream_process build/default/bin/baton_gemm_tests build/default/bin/baton_ops_tests build/default/bin/baton_bench_mlp build/default/bin/baton_conv_tests build/default/bin/baton_bench_conv .device/bin/
 [ ${#attention[@]} -gt 0 ] && cp build/default/bin/baton_attention_tests .device/bin/
 [[ " ${attention[*]} " == *" baton_bench_attention "* ]] && cp build/default/bin/baton_bench_attention .device/bin/
 cp scripts/plot_timeline.py scripts/plot_bench.py scripts/plot_conv.py bench/conv/cudnn_pairs.py bench/conv/merge.py .device/bin/

@@ -227,6 +227,10 @@ fi
 
 # The attention chain (issue 19): baton_bench_attention's variants, the PyTorch SDPA baselines
 # (flash and cuDNN) in the same step, merged into attention-<workload>.csv with issue 19's targets.
+if want attentionbench && [ -x "$BIN/baton_bench_decode_sweep" ]; then
+  step "decode attention over split-KV parts"
+  timeout 300 "$BIN/baton_bench_decode_sweep" --out "$DEST/decode-sweep.csv" 2>&1 | tee -a "$log" || fail=1
+fi
 if want attentionbench && [ -x "$BIN/baton_bench_attention" ]; then
   for w in gpt3 llama; do
     step "attention bench: $w"

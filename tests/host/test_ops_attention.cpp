@@ -345,21 +345,24 @@ TEST(AttentionPlan, FreeGemmPlans) {
 }
 
 TEST(AttentionPlan, DecodeSplitsTheKeysToFillTheSMs) {
-  // 1 sequence x 12 heads on 132 SMs: 12 CTAs, split toward 4 x 132 = 528: 44 parts of a 128-block
-  // cache; a short cache caps the parts at its 64-key blocks; 16 x 12 = 192 CTAs need 3 parts.
+  // 1 sequence x 12 heads on 132 SMs: 12 CTAs, split toward 8 x 132 = 1056 in powers of two: the cap,
+  // 64 parts of a 128-block cache; a short cache caps the parts at its 64-key blocks; 16 x 12 = 192
+  // CTAs need 8 parts (4 would give 768).
   auto p = ops::plan_attention(decode(1, 1, 8192, 12, 8), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().kv_splits, 44) << p.value().log_line();
+  EXPECT_EQ(p.value().kv_splits, 64) << p.value().log_line();
   EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none);
   EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::none);
   EXPECT_TRUE(p.value().qkv_flat() && p.value().oproj_flat());
-  EXPECT_NE(p.value().log_line().find("split-KV 44"), std::string::npos) << p.value().log_line();
+  EXPECT_NE(p.value().log_line().find("split-KV 64"), std::string::npos) << p.value().log_line();
   EXPECT_NE(p.value().log_line().find("queries padded 1 -> 8"), std::string::npos) << p.value().log_line();
   std::printf("%s\n", p.value().log_line().c_str());
   EXPECT_EQ(ops::plan_attention(decode(1, 2, 512, 12, 8), 132).value().kv_splits, 8);
-  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 3);
+  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 8);
+  EXPECT_EQ(ops::plan_attention(decode(16, 2, 2048, 8, 8), 132).value().kv_splits, 16);  // 128 CTAs: 8 give 1024
   EXPECT_EQ(ops::attention_kv_splits(1, 1000, 132), 64);  // the cap
-  EXPECT_EQ(ops::attention_kv_splits(600, 1000, 132), 1);  // the CTAs alone fill the SMs
+  EXPECT_EQ(ops::attention_kv_splits(1200, 1000, 132), 1);  // the CTAs alone fill the SMs
+  EXPECT_EQ(ops::attention_kv_splits(600, 1000, 132), 2);
   for (int b : {1, 2, 4, 16, 32})
     for (int heads : {1, 8, 12, 16})
       for (int kv : {1, 100, 512, 1024, 2048, 8192, 16384}) {
@@ -370,9 +373,11 @@ TEST(AttentionPlan, DecodeSplitsTheKeysToFillTheSMs) {
         EXPECT_GE(parts, 1);
         EXPECT_LE(parts, 64);
         EXPECT_LE(parts, s.key_blocks()) << s.str();  // every part has keys
-        // Split only as far as needed: one part fewer would leave the SMs short of their CTAs.
+        // A power of two unless the cache's blocks cap it, and only as far as needed: half as many
+        // parts would leave the SMs short of their CTAs.
+        if (parts < std::min(64, s.key_blocks())) EXPECT_EQ(parts & (parts - 1), 0) << s.str();
         if (parts > 1 && parts < std::min(64, s.key_blocks()))
-          EXPECT_LT(int64_t(b) * heads * (parts - 1), 4 * 132) << s.str();
+          EXPECT_LT(int64_t(b) * heads * (parts / 2), ops::kAttentionDecodeCtasPerSm * 132) << s.str();
       }
 }
 

@@ -59,8 +59,9 @@ inline constexpr int kAttentionGemmTileM = 128, kAttentionGemmTileN = 128, kAtte
 // CTA keeps every query's running softmax in registers), keys split in blocks of this many.
 inline constexpr int kAttentionDecodeMaxTokens = 16;
 inline constexpr int kAttentionDecodeBlockN = 64;
-// Resident decode CTAs per SM the split-KV rule fills (128 threads of ~128 registers each).
-inline constexpr int kAttentionDecodeCtasPerSm = 4;
+// Decode CTAs per SM the split-KV rule asks for at least (128 threads each): enough that a warp's
+// few keys in flight add up to the cache's bandwidth, and that a wave's tail is a small share.
+inline constexpr int kAttentionDecodeCtasPerSm = 8;
 
 struct AttentionShape {
   AttentionMode mode = AttentionMode::prefill;
@@ -241,14 +242,15 @@ constexpr int last_wave_idle_sms(int64_t ctas, int sms) {
 }
 
 // Split-KV parts for decode: decode attention streams the K/V cache, so its (sequence, head) CTAs
-// are split over the keys until they fill kAttentionDecodeCtasPerSm CTAs per SM (ctas * parts >=
-// that many, rounded up), at most 64 parts and at least one 64-key block each (every part adds a
-// partial O and its log-sum-exp for the combine kernel to read).
+// are split over the keys until they give at least kAttentionDecodeCtasPerSm CTAs per SM, the parts
+// rounded up to a power of two (an odd count like 3 or 6 left a partial last wave that cost 20-40%
+// on an H100; docs/attention.md), at most 64 parts and at least one 64-key block each (every part
+// adds a partial O and its log-sum-exp for the combine kernel to read).
 constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
   if (ctas <= 0 || key_blocks <= 0 || sms <= 0) return 1;
   const int64_t slots = int64_t(sms) * kAttentionDecodeCtasPerSm;
-  int64_t parts = (slots + ctas - 1) / ctas;
-  if (parts > 64) parts = 64;
+  int64_t parts = 1;
+  while (parts < 64 && ctas * parts < slots) parts *= 2;
   if (parts > key_blocks) parts = key_blocks;
   return parts < 1 ? 1 : int(parts);
 }

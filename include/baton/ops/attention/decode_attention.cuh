@@ -8,9 +8,13 @@
 //       kv_len - m, and attends keys 0..old + i (causal, aligned to the cache's end). Keys below old
 //       come from the caches, the new ones from the QKV GEMM's output, so no part reads a cache row
 //       that this step writes; part 0 also appends the new K and V rows to the caches (rows
-//       old..kv_len-1). Each warp walks every 4th key of the part with a running softmax per query
-//       (a lane holds 4 of the 128 dimensions), 4 keys' loads in flight per warp; the warps' states
-//       are merged through shared memory. One part: O in bf16 (padding rows m..m_pad-1 zeroed);
+//       old..kv_len-1). Each warp walks every 4th key of the part, kKeysPerLoad keys a step, with a
+//       running softmax per query (a lane holds 4 of the 128 dimensions and the queries in
+//       registers): the next step's keys are loaded before this step's are scored, the step's
+//       dot products are reduced across the warp together (independent shuffles, not one chain per
+//       key), and the running maximum is updated once per step. Two keys a step is the measured
+//       best: four or eight hold more registers and fewer CTAs stay resident (docs/attention.md).
+//       The warps' states are merged through shared memory. One part: O in bf16 (padding rows m..m_pad-1 zeroed);
 //       several: each part's normalized O (fp32) and log-sum-exp.
 //   decode_combine_kernel           grid (m_pad, heads, batch), 128 threads: O = the parts weighted by
 //       exp(lse_p - max lse), padding rows zeroed.
@@ -30,7 +34,7 @@ namespace baton::ops::decode {
 
 inline constexpr int kHeadDim = 128;       // the head dim (one lane: 4 dimensions)
 inline constexpr int kThreads = 128;       // 4 warps
-inline constexpr int kKeysPerLoad = 4;     // keys a warp loads before using them
+inline constexpr int kKeysPerLoad = 2;     // keys a warp scores per step (and as many loaded ahead)
 inline constexpr int kBlockKeys = 64;      // split-KV's unit (AttentionShape::key_blocks for decode)
 inline constexpr int kMaxTokens = 16;      // new tokens per sequence (kAttentionDecodeMaxTokens)
 
@@ -75,24 +79,18 @@ __device__ inline void load4(const __nv_bfloat16* p, float (&v)[4]) {
   v[2] = b.x;
   v[3] = b.y;
 }
-__device__ inline float warp_sum(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
 }  // namespace detail
 
 template <int MaxM>
 __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Arguments a) {
   static_assert(MaxM >= 1 && MaxM <= kMaxTokens, "decode_attention_kernel: 1..16 queries");
+  constexpr int K = kKeysPerLoad;
   cudaGridDependencySynchronize();
   const int part = int(blockIdx.x), h = int(blockIdx.y), b = int(blockIdx.z);
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int W = a.heads * kHeadDim, ld = 3 * W, old = a.kv_len - a.m;
   const __nv_bfloat16* qkv_b = a.qkv + size_t(b) * a.m_pad * ld;
   const size_t cache_b = size_t(b) * a.cache_rows * W + size_t(h) * kHeadDim;
-
-  // Part 0 appends the new tokens' K and V rows to the caches (16 bytes per thread and step).
   if (part == 0)
     for (int idx = int(threadIdx.x); idx < a.m * (kHeadDim / 8); idx += kThreads) {
       const int r = idx / (kHeadDim / 8), c = (idx % (kHeadDim / 8)) * 8;
@@ -101,17 +99,17 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Argume
       *reinterpret_cast<uint4*>(a.k_cache + dst) = *reinterpret_cast<const uint4*>(src + W);
       *reinterpret_cast<uint4*>(a.v_cache + dst) = *reinterpret_cast<const uint4*>(src + 2 * W);
     }
-
-  __shared__ float q_s[MaxM][kHeadDim];
   __shared__ float acc_s[4][MaxM][kHeadDim];
   __shared__ float mx_s[4][MaxM], l_s[4][MaxM];
   const float scale = rsqrtf(float(kHeadDim));
-  for (int idx = int(threadIdx.x); idx < MaxM * kHeadDim; idx += kThreads) {
-    const int i = idx / kHeadDim, d = idx % kHeadDim;
-    q_s[i][d] = i < a.m ? __bfloat162float(qkv_b[size_t(i) * ld + h * kHeadDim + d]) * scale : 0.f;
+  float q[MaxM][4];
+#pragma unroll
+  for (int i = 0; i < MaxM; ++i) {
+    float t[4] = {0.f, 0.f, 0.f, 0.f};
+    if (i < a.m) detail::load4(qkv_b + size_t(i) * ld + h * kHeadDim + lane * 4, t);
+#pragma unroll
+    for (int d = 0; d < 4; ++d) q[i][d] = t[d] * scale;
   }
-  __syncthreads();
-
   float mx[MaxM], l[MaxM], acc[MaxM][4];
 #pragma unroll
   for (int i = 0; i < MaxM; ++i) {
@@ -121,41 +119,70 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Argume
   }
   int begin = 0, end = 0;
   part_keys(a.kv_len, a.parts, part, begin, end);
-  // Warp w takes keys begin + w, begin + w + 4, ...; kKeysPerLoad of them loaded before use.
-  for (int j0 = begin + warp; j0 < end; j0 += 4 * kKeysPerLoad) {
-    float kf[kKeysPerLoad][4], vf[kKeysPerLoad][4];
-#pragma unroll
-    for (int u = 0; u < kKeysPerLoad; ++u) {
-      const int j = j0 + 4 * u;
-      if (j < end) {
-        const __nv_bfloat16* kr = j < old ? a.k_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + W + h * kHeadDim;
-        const __nv_bfloat16* vr = j < old ? a.v_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + 2 * W + h * kHeadDim;
-        detail::load4(kr + lane * 4, kf[u]);
-        detail::load4(vr + lane * 4, vf[u]);
-      }
+  auto load = [&](int j, float (&kf)[4], float (&vf)[4]) {
+    if (j < end) {
+      const __nv_bfloat16* kr = j < old ? a.k_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + W + h * kHeadDim;
+      const __nv_bfloat16* vr = j < old ? a.v_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + 2 * W + h * kHeadDim;
+      detail::load4(kr + lane * 4, kf);
+      detail::load4(vr + lane * 4, vf);
+    } else {
+      kf[0] = kf[1] = kf[2] = kf[3] = 0.f;
+      vf[0] = vf[1] = vf[2] = vf[3] = 0.f;
     }
+  };
+  float kf[K][4], vf[K][4], kn[K][4], vn[K][4];
+  int j0 = begin + warp;
 #pragma unroll
-    for (int u = 0; u < kKeysPerLoad; ++u) {
-      const int j = j0 + 4 * u;
-      if (j >= end) break;
+  for (int u = 0; u < K; ++u) load(j0 + 4 * u, kf[u], vf[u]);
+  for (; j0 < end; j0 += 4 * K) {
+    const int jn = j0 + 4 * K;
 #pragma unroll
-      for (int i = 0; i < MaxM; ++i) {
-        if (i >= a.m) break;
-        const float4 q = *reinterpret_cast<const float4*>(&q_s[i][lane * 4]);
-        const float s = detail::warp_sum(q.x * kf[u][0] + q.y * kf[u][1] + q.z * kf[u][2] + q.w * kf[u][3]);
-        if (j <= old + i) {  // causal, aligned to the cache's end
-          const float nm = fmaxf(mx[i], s);
-          const float corr = __expf(mx[i] - nm);  // 0 on the first key (mx = -inf)
-          const float p = __expf(s - nm);
-          l[i] = l[i] * corr + p;
+    for (int u = 0; u < K; ++u) load(jn + 4 * u, kn[u], vn[u]);  // next group in flight
+    float s[MaxM][K];
 #pragma unroll
-          for (int d = 0; d < 4; ++d) acc[i][d] = acc[i][d] * corr + p * vf[u][d];
-          mx[i] = nm;
+    for (int i = 0; i < MaxM; ++i)
+#pragma unroll
+      for (int u = 0; u < K; ++u)
+        s[i][u] = q[i][0] * kf[u][0] + q[i][1] * kf[u][1] + q[i][2] * kf[u][2] + q[i][3] * kf[u][3];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2)
+#pragma unroll
+      for (int i = 0; i < MaxM; ++i)
+#pragma unroll
+        for (int u = 0; u < K; ++u) s[i][u] += __shfl_xor_sync(0xffffffffu, s[i][u], off);
+#pragma unroll
+    for (int i = 0; i < MaxM; ++i) {
+      float nm = mx[i];
+#pragma unroll
+      for (int u = 0; u < K; ++u) {
+        const int j = j0 + 4 * u;
+        if (!(j < end && j <= old + i)) s[i][u] = -INFINITY;
+        nm = fmaxf(nm, s[i][u]);
+      }
+      if (nm != -INFINITY) {
+        const float corr = __expf(mx[i] - nm);
+        float ps = 0.f, pv[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int u = 0; u < K; ++u) {
+          const float p = __expf(s[i][u] - nm);
+          ps += p;
+#pragma unroll
+          for (int d = 0; d < 4; ++d) pv[d] += p * vf[u][d];
         }
+        l[i] = l[i] * corr + ps;
+#pragma unroll
+        for (int d = 0; d < 4; ++d) acc[i][d] = acc[i][d] * corr + pv[d];
+        mx[i] = nm;
       }
     }
+#pragma unroll
+    for (int u = 0; u < K; ++u)
+#pragma unroll
+      for (int d = 0; d < 4; ++d) {
+        kf[u][d] = kn[u][d];
+        vf[u][d] = vn[u][d];
+      }
   }
-  // Merge the 4 warps' states per query.
 #pragma unroll
   for (int i = 0; i < MaxM; ++i) {
     if (lane == 0) {
@@ -166,7 +193,7 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Argume
     for (int d = 0; d < 4; ++d) acc_s[warp][i][lane * 4 + d] = acc[i][d];
   }
   __syncthreads();
-  const int d = int(threadIdx.x);  // one output dimension per thread
+  const int d = int(threadIdx.x);
   __nv_bfloat16* o_b = a.o + size_t(b) * a.m_pad * W + size_t(h) * kHeadDim;
   for (int i = 0; i < a.m; ++i) {
     float M = -INFINITY;
@@ -179,9 +206,8 @@ __global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Argume
         O += acc_s[w][i][d] * f;
       }
     const float out = L > 0.f ? O / L : 0.f;
-    if (a.parts == 1) {
-      o_b[size_t(i) * W + d] = __float2bfloat16(out);
-    } else {
+    if (a.parts == 1) o_b[size_t(i) * W + d] = __float2bfloat16(out);
+    else {
       const size_t row = ((size_t(b) * a.heads + h) * a.parts + part) * a.m + i;
       a.o_part[row * kHeadDim + d] = out;
       if (d == 0) a.lse_part[row] = L > 0.f ? M + __logf(L) : -INFINITY;
