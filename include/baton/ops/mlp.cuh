@@ -24,8 +24,8 @@
 // swapped with 32 (GeLU only), 160 and 192 tokens per tile; down: the same, the swapped ones plain
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
-// links them from the library baton::mlp_kernels instead, compiled once, one kernel per
-// translation unit; the library has the forms the plan never picks itself (CTA pairs, 32-token
+// links them from the library baton::mlp_kernels instead, compiled once, one translation unit
+// per configuration; the library has the forms the plan never picks itself (CTA pairs, 32-token
 // swapped tiles: MlpKernelForms in baton/ops/mlp.hpp) only when baton is configured with
 // -DBATON_MLP_EXTRA_KERNELS=ON, and the op refuses a request for them otherwise.
 #pragma once
@@ -254,7 +254,7 @@ struct Inline {
 // What a kernel set of Mlp<A, Kernels> provides: static functions that make the StageLaunch of each
 // GEMM the op may plan (the argument types say which configuration and stage). Inline<A> instantiates
 // them where the op is used; Compiled<A> (baton/ops/mlp_compiled.cuh, target baton::mlp_kernels)
-// links them from the library, one kernel per translation unit. A set may lack the optional forms
+// links them from the library, compiled once. A set may lack the optional forms
 // (MlpKernelForms: CTA pairs, 32-token swapped tiles) and say so at compile time with
 // `static constexpr bool has_cta_pairs / has_narrow_swapped = false` (kernel_forms_of): it still
 // declares their functions (they may return errc::not_supported), and the op neither plans nor
