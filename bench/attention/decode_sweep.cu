@@ -1,10 +1,12 @@
-// baton_bench_decode_sweep: the decode attention kernel (baton/ops/attention/decode_attention.cuh) and
-// its combine over split-KV part counts, on random caches, each configuration checked against a CPU
+// baton_bench_decode_sweep: the decode attention kernels (baton/ops/attention/decode_attention.cuh: the
+// SIMT one and the tensor-core one) and their combine over split-KV part counts, on random caches, each configuration checked against a CPU
 // reference on sampled (sequence, head, query) rows. It is the data behind attention_kv_splits
 // (attention.hpp): which part counts keep the cache streaming at the GPU's bandwidth, and where a
-// partial last wave costs. The row the plan would choose is marked `auto`.
+// partial last wave costs, and from how many new tokens on the tensor-core kernel wins
+// (kMmaMinTokens). The row the op would run (its kernel, the plan's parts) is marked `auto`.
 //   baton_bench_decode_sweep [--out FILE.csv]      (default: decode-sweep.csv)
-// Columns: gpu, commit, shape (batch, heads, new tokens m, keys), parts, auto (1 if the plan's),
+// Columns: gpu, commit, shape (batch, heads, new tokens m, keys), kernel (simt; mma: the tensor-core one at
+// the compiler's registers; mma3: capped for 3 CTAs per SM), parts, auto,
 // median microseconds of one kernel + combine (CUDA events over 10 launches, median of 7),
 // TB/s of K and V read, and the largest absolute error against the reference.
 #include <cuda_bf16.h>
@@ -62,11 +64,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::fprintf(csv, "gpu,commit,shape,parts,auto,median_us,tb_per_s,max_abs_err\n");
+  std::fprintf(csv, "gpu,commit,shape,kernel,parts,auto,median_us,tb_per_s,max_abs_err\n");
   int worst_fail = 0;
   int sms = 0; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   struct Shape { int batch, heads, m, kv; };
-  std::vector<Shape> shapes = {{1, 12, 1, 8192}, {16, 12, 1, 8192}, {16, 12, 4, 8192}, {16, 12, 4, 1024}, {16, 8, 2, 2048}, {1, 12, 4, 2048}, {16, 12, 16, 2048}};
+  std::vector<Shape> shapes = {{1, 12, 1, 8192},  {16, 12, 1, 8192}, {16, 12, 4, 8192}, {16, 12, 4, 1024}, {16, 8, 2, 2048},
+                              {1, 12, 4, 2048},  {16, 12, 16, 2048}, {16, 8, 2, 8192}, {4, 12, 8, 4096}, {1, 8, 2, 8192},
+                              {8, 8, 3, 3000}, {2, 12, 16, 777}};
   for (const Shape& sh : shapes) {
     Arguments a;
     a.batch = sh.batch; a.heads = sh.heads; a.m = sh.m; a.m_pad = (sh.m + 7) / 8 * 8; a.kv_len = sh.kv; a.cache_rows = sh.kv;
@@ -112,15 +116,16 @@ int main(int argc, char** argv) {
     };
     std::vector<std::vector<float>> refs;
     std::vector<int> combos;
-    for (int b : {0, a.batch - 1}) for (int h : {0, a.heads - 1}) for (int i : {0, a.m - 1}) {
+    for (int b : {0, a.batch - 1}) for (int h : {0, a.heads - 1}) for (int i : {0, a.m / 2, a.m - 1}) {
       std::vector<float> r; ref(b, h, i, r); refs.push_back(r); combos.push_back((b * 1000 + h) * 100 + i);
     }
     const int kb = (a.kv_len + kBlockKeys - 1) / kBlockKeys;
     const int ctas = a.batch * a.heads;
     const double bytes = 2.0 * a.batch * a.kv_len * double(W) * 2;
     char name[96]; std::snprintf(name, sizeof name, "b%d_h%d_m%d_kv%d", sh.batch, sh.heads, sh.m, sh.kv);
-    {
-      const KFn fn = attention_kernel_for(a.m);
+    const KFn op_fn = attention_kernel_for(a.m);
+    for (const KFn fn : {simt_attention_kernel_for(a.m), KFn(decode_attention_mma_kernel<1>), KFn(decode_attention_mma_kernel<3>)}) {
+      const char* kname = fn == KFn(decode_attention_mma_kernel<1>) ? "mma" : fn == KFn(decode_attention_mma_kernel<3>) ? "mma3" : "simt";
       const int auto_parts = baton::ops::attention_kv_splits(ctas, kb, sms);
       for (int parts : {1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 44, 64}) {
         if (parts > kb || parts > 64) continue;
@@ -153,9 +158,10 @@ int main(int argc, char** argv) {
           float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms * 100.f);
         }
         std::sort(t.begin(), t.end());
-        std::fprintf(csv, "%s,%s,%s,%d,%d,%.2f,%.3f,%.5f\n", prop.name, BATON_GIT_COMMIT, name, parts, int(parts == auto_parts), t[3],
+        const bool is_auto = parts == auto_parts && fn == op_fn;
+        std::fprintf(csv, "%s,%s,%s,%s,%d,%d,%.2f,%.3f,%.5f\n", prop.name, BATON_GIT_COMMIT, name, kname, parts, int(is_auto), t[3],
                      bytes / (t[3] * 1e-6) / 1e12, err);
-        std::printf("%-22s parts %2d%s %9.2f us %6.3f TB/s  max err %.5f\n", name, parts, parts == auto_parts ? " (auto)" : "       ",
+        std::printf("%-22s %-4s parts %2d%s %9.2f us %6.3f TB/s  max err %.5f\n", name, kname, parts, is_auto ? " (auto)" : "       ",
                     t[3], bytes / (t[3] * 1e-6) / 1e12, err);
         if (!(err < 2e-2f)) worst_fail = 1;
         CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
