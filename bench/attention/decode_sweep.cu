@@ -1,12 +1,12 @@
-// baton_bench_decode_sweep: the decode attention kernels (baton/ops/attention/decode_attention.cuh: the
-// SIMT one and the tensor-core one) and their combine over split-KV part counts, on random caches, each configuration checked against a CPU
+// baton_bench_decode_sweep: the decode attention kernel (baton/ops/attention/decode_attention.cuh) and
+// its combine over split-KV part counts, on random caches, each configuration checked against a CPU
 // reference on sampled (sequence, head, query) rows. It is the data behind attention_kv_splits
 // (attention.hpp): which part counts keep the cache streaming at the GPU's bandwidth, and where a
-// partial last wave costs, and from how many new tokens on the tensor-core kernel wins
-// (kMmaMinTokens). The row the op would run (its kernel, the plan's parts) is marked `auto`.
+// partial last wave costs, and what the kernel's residency bound buys (mma: 1 CTA per SM asked, the
+// compiler's 193 registers; mma3: kCtasPerSm = 3, 167). The row the op runs (mma3, the plan's parts) is
+// marked `auto`.
 //   baton_bench_decode_sweep [--out FILE.csv]      (default: decode-sweep.csv)
-// Columns: gpu, commit, shape (batch, heads, new tokens m, keys), kernel (simt; mma: the tensor-core one at
-// the compiler's registers; mma3: capped for 3 CTAs per SM), parts, auto,
+// Columns: gpu, commit, shape (batch, heads, new tokens m, keys), kernel (mma or mma3), parts, auto,
 // median microseconds of one kernel + combine (CUDA events over 10 launches, median of 7),
 // TB/s of K and V read, and the largest absolute error against the reference.
 #include <cuda_bf16.h>
@@ -123,9 +123,10 @@ int main(int argc, char** argv) {
     const int ctas = a.batch * a.heads;
     const double bytes = 2.0 * a.batch * a.kv_len * double(W) * 2;
     char name[96]; std::snprintf(name, sizeof name, "b%d_h%d_m%d_kv%d", sh.batch, sh.heads, sh.m, sh.kv);
-    const KFn op_fn = attention_kernel_for(a.m);
-    for (const KFn fn : {simt_attention_kernel_for(a.m), KFn(decode_attention_mma_kernel<1>), KFn(decode_attention_mma_kernel<3>)}) {
-      const char* kname = fn == KFn(decode_attention_mma_kernel<1>) ? "mma" : fn == KFn(decode_attention_mma_kernel<3>) ? "mma3" : "simt";
+    static_assert(kCtasPerSm == 3, "the kernel column names mma3 the op's instantiation");
+    const KFn op_fn = attention_kernel();
+    for (const KFn fn : {KFn(decode_attention_kernel<1>), KFn(decode_attention_kernel<kCtasPerSm>)}) {
+      const char* kname = fn == op_fn ? "mma3" : "mma";
       const int auto_parts = baton::ops::attention_kv_splits(ctas, kb, sms);
       for (int parts : {1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 44, 64}) {
         if (parts > kb || parts > 64) continue;

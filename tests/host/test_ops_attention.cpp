@@ -345,40 +345,53 @@ TEST(AttentionPlan, FreeGemmPlans) {
 }
 
 TEST(AttentionPlan, DecodeSplitsTheKeysToFillTheSMs) {
-  // 1 sequence x 12 heads on 132 SMs: 12 CTAs, split toward 8 x 132 = 1056 in powers of two: the cap,
-  // 64 parts of a 128-block cache; a short cache caps the parts at its 64-key blocks; 16 x 12 = 192
-  // CTAs need 8 parts (4 would give 768).
+  // 1 sequence x 12 heads on 132 SMs: 12 CTAs; one wave is 3 x 132 = 396, 33 parts, but a part keeps
+  // at least 4 of the cache's 128 64-key blocks: 32 parts.
   auto p = ops::plan_attention(decode(1, 1, 8192, 12, 8), 132);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p.value().kv_splits, 64) << p.value().log_line();
+  EXPECT_EQ(p.value().kv_splits, 32) << p.value().log_line();
   EXPECT_EQ(p.value().qkv_to_attention, AttentionEdgePolicy::none);
   EXPECT_EQ(p.value().attention_to_oproj, AttentionEdgePolicy::none);
   EXPECT_TRUE(p.value().qkv_flat() && p.value().oproj_flat());
-  EXPECT_NE(p.value().log_line().find("split-KV 64"), std::string::npos) << p.value().log_line();
+  EXPECT_NE(p.value().log_line().find("split-KV 32"), std::string::npos) << p.value().log_line();
   EXPECT_NE(p.value().log_line().find("queries padded 1 -> 8"), std::string::npos) << p.value().log_line();
   std::printf("%s\n", p.value().log_line().c_str());
-  EXPECT_EQ(ops::plan_attention(decode(1, 2, 512, 12, 8), 132).value().kv_splits, 8);
-  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 8);
-  EXPECT_EQ(ops::plan_attention(decode(16, 2, 2048, 8, 8), 132).value().kv_splits, 16);  // 128 CTAs: 8 give 1024
+  // One wave of 3 CTAs per SM (396 on 132 SMs), at least 4 64-key blocks per part, at most 64 parts.
+  EXPECT_EQ(ops::plan_attention(decode(1, 2, 512, 12, 8), 132).value().kv_splits, 2);      // 8 blocks: 2 parts
+  EXPECT_EQ(ops::plan_attention(decode(16, 4, 8192, 12, 8), 132).value().kv_splits, 2);    // 192 CTAs: 396 / 192
+  EXPECT_EQ(ops::plan_attention(decode(16, 2, 2048, 8, 8), 132).value().kv_splits, 3);     // 128 CTAs: 396 / 128
+  EXPECT_EQ(ops::plan_attention(decode(4, 8, 4096, 12, 8), 132).value().kv_splits, 8);     // 48 CTAs
+  EXPECT_EQ(ops::plan_attention(decode(2, 16, 777, 12, 8), 132).value().kv_splits, 3);     // 13 blocks: 3 parts
   EXPECT_EQ(ops::attention_kv_splits(1, 1000, 132), 64);  // the cap
   EXPECT_EQ(ops::attention_kv_splits(1200, 1000, 132), 1);  // the CTAs alone fill the SMs
-  EXPECT_EQ(ops::attention_kv_splits(600, 1000, 132), 2);
-  for (int b : {1, 2, 4, 16, 32})
-    for (int heads : {1, 8, 12, 16})
-      for (int kv : {1, 100, 512, 1024, 2048, 8192, 16384}) {
-        const auto s = decode(b, 1, kv, heads);
-        auto plan = ops::plan_attention(s, 132);
-        ASSERT_TRUE(plan.ok()) << s.str();
-        const int parts = plan.value().kv_splits;
-        EXPECT_GE(parts, 1);
-        EXPECT_LE(parts, 64);
-        EXPECT_LE(parts, s.key_blocks()) << s.str();  // every part has keys
-        // A power of two unless the cache's blocks cap it, and only as far as needed: half as many
-        // parts would leave the SMs short of their CTAs.
-        if (parts < std::min(64, s.key_blocks())) EXPECT_EQ(parts & (parts - 1), 0) << s.str();
-        if (parts > 1 && parts < std::min(64, s.key_blocks()))
-          EXPECT_LT(int64_t(b) * heads * (parts / 2), ops::kAttentionDecodeCtasPerSm * 132) << s.str();
-      }
+  EXPECT_EQ(ops::attention_kv_splits(396, 1000, 132), 1);   // exactly one wave
+  EXPECT_EQ(ops::attention_kv_splits(395, 1000, 132), 1);
+  EXPECT_EQ(ops::attention_kv_splits(198, 1000, 132), 2);
+  EXPECT_EQ(ops::attention_kv_splits(12, 3, 132), 1);     // fewer than 4 blocks: one part
+  for (int sms : {78, 114, 132, 144})
+    for (int b : {1, 2, 3, 4, 16, 32, 64})
+      for (int heads : {1, 8, 12, 16, 40})
+        for (int kv : {1, 100, 512, 1000, 2048, 3000, 8192, 16384, 32768}) {
+          const auto s = decode(b, 1, kv, heads);
+          auto plan = ops::plan_attention(s, sms);
+          if (int64_t(b) * kv * heads * 128 >= (int64_t(1) << 31)) {  // the caches pass int32 extents
+            EXPECT_FALSE(plan.ok()) << s.str();
+            continue;
+          }
+          ASSERT_TRUE(plan.ok()) << s.str() << ": " << plan.error().to_string();
+          const int parts = plan.value().kv_splits;
+          const int64_t ctas = int64_t(b) * heads;
+          EXPECT_GE(parts, 1);
+          EXPECT_LE(parts, 64);
+          // Every part has at least 4 blocks of keys, unless there is only one part.
+          if (parts > 1) EXPECT_GE(s.key_blocks() / parts, ops::kAttentionDecodeMinBlocksPerPart) << s.str();
+          // Never past one wave of resident CTAs, unless the CTAs alone pass it.
+          if (parts > 1) EXPECT_LE(ctas * parts, int64_t(ops::kAttentionDecodeCtasPerSm) * sms) << s.str();
+          // And as many parts as fit: one more would pass the wave, the key blocks or the cap.
+          EXPECT_TRUE(ctas * (parts + 1) > int64_t(ops::kAttentionDecodeCtasPerSm) * sms ||
+                      s.key_blocks() / (parts + 1) < ops::kAttentionDecodeMinBlocksPerPart || parts == 64)
+              << s.str() << " parts " << parts;
+        }
 }
 
 // ---- the generated policies --------------------------------------------------------------------------

@@ -56,6 +56,8 @@
 #include "baton/trace.hpp"
 
 namespace baton::ops {
+static_assert(decode::kCtasPerSm == kAttentionDecodeCtasPerSm,
+              "the split-KV rule (attention.hpp) plans one wave of the decode kernel's resident CTAs");
 
 static_assert(attention_kernels::kGemmTileM == kAttentionGemmTileM && attention_kernels::kGemmTileN == kAttentionGemmTileN &&
                   attention_kernels::kGemmTileK == kAttentionGemmTileK &&
@@ -410,7 +412,7 @@ class Attention {
     if (!lq.ok()) return lq.error().with_context("baton::ops::Attention qkv");
     if (!lo.ok()) return lo.error().with_context("baton::ops::Attention oproj");
     const dim3 block(decode::kThreads);
-    launches_ = {lq.value(), make_launch(decode::attention_kernel_for(s.seq), dim3(ga.m, ga.n, ga.z), block, 0, da)};
+    launches_ = {lq.value(), make_launch(decode::attention_kernel(), dim3(ga.m, ga.n, ga.z), block, 0, da)};
     if (combine) launches_.push_back(make_launch(decode::decode_combine_kernel, dim3(gc.m, gc.n, gc.z), block, 0, da));
     launches_.push_back(lo.value());
     return {};

@@ -59,9 +59,11 @@ inline constexpr int kAttentionGemmTileM = 128, kAttentionGemmTileN = 128, kAtte
 // CTA keeps every query's running softmax in registers), keys split in blocks of this many.
 inline constexpr int kAttentionDecodeMaxTokens = 16;
 inline constexpr int kAttentionDecodeBlockN = 64;
-// Decode CTAs per SM the split-KV rule asks for at least (128 threads each): enough that a warp's
-// few keys in flight add up to the cache's bandwidth, and that a wave's tail is a small share.
-inline constexpr int kAttentionDecodeCtasPerSm = 8;
+// Decode's split-KV rule (attention_kv_splits): one wave of the attention kernel's CTAs, which is this
+// many per SM (decode::kCtasPerSm, its __launch_bounds__; attention.cuh checks they agree), with at
+// least kAttentionDecodeMinBlocksPerPart 64-key blocks per part.
+inline constexpr int kAttentionDecodeCtasPerSm = 3;
+inline constexpr int kAttentionDecodeMinBlocksPerPart = 4;
 
 struct AttentionShape {
   AttentionMode mode = AttentionMode::prefill;
@@ -242,16 +244,19 @@ constexpr int last_wave_idle_sms(int64_t ctas, int sms) {
 }
 
 // Split-KV parts for decode: decode attention streams the K/V cache, so its (sequence, head) CTAs
-// are split over the keys until they give at least kAttentionDecodeCtasPerSm CTAs per SM, the parts
-// rounded up to a power of two (an odd count like 3 or 6 left a partial last wave that cost 20-40%
-// on an H100; docs/attention.md), at most 64 parts and at least one 64-key block each (every part
-// adds a partial O and its log-sum-exp for the combine kernel to read).
+// are split over the keys into as many parts as one wave holds (kAttentionDecodeCtasPerSm resident
+// CTAs on each SM): more parts add a second, partial wave and more partial outputs for the combine
+// kernel to read. Each part keeps at least kAttentionDecodeMinBlocksPerPart 64-key blocks (a part of
+// one block gives its 4 warps one 16-key step each and costs a combine row all the same), and there
+// are at most 64. On an H100 over 12 decode shapes (batch 1-16, 8-12 heads, 1-16 new tokens, 777-8192
+// keys) this is within 1.13x of the best part count, 1.01x on average (docs/attention.md,
+// bench/results/h100/decode-sweep.csv).
 constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
   if (ctas <= 0 || key_blocks <= 0 || sms <= 0) return 1;
-  const int64_t slots = int64_t(sms) * kAttentionDecodeCtasPerSm;
-  int64_t parts = 1;
-  while (parts < 64 && ctas * parts < slots) parts *= 2;
-  if (parts > key_blocks) parts = key_blocks;
+  int64_t parts = int64_t(sms) * kAttentionDecodeCtasPerSm / ctas;
+  const int64_t by_keys = key_blocks / kAttentionDecodeMinBlocksPerPart;
+  if (parts > by_keys) parts = by_keys;
+  if (parts > 64) parts = 64;
   return parts < 1 ? 1 : int(parts);
 }
 
@@ -300,8 +305,9 @@ inline constexpr double kAttentionFlatGemmGain = 0.05;
     p.reason += o.kv_splits ? std::string("split-KV asked")
                             : "split-KV " + std::to_string(p.kv_splits) + ": " + std::to_string(attn_tiles) +
                                   " (sequence, head) CTAs x " + std::to_string(p.kv_splits) + " parts of " +
-                                  std::to_string(kb) + " 64-key blocks toward " + std::to_string(kAttentionDecodeCtasPerSm) +
-                                  " CTAs on each of " + std::to_string(sms) + " SMs";
+                                  std::to_string(kb) + " 64-key blocks: one wave of " + std::to_string(kAttentionDecodeCtasPerSm) +
+                                  " CTAs on each of " + std::to_string(sms) + " SMs, >= " +
+                                  std::to_string(kAttentionDecodeMinBlocksPerPart) + " blocks a part";
     return p;
   }
   if (o.kv_splits && *o.kv_splits != 1)

@@ -3,27 +3,23 @@
 // baton::ops::Attention for decode shapes (attention.cuh); the kernels are small and instantiated
 // where the op is (no CUTLASS).
 //
-//   decode_attention_kernel<MaxM>  grid (parts, heads, batch), 128 threads (4 warps): one (sequence,
-//       head) and one part of its keys. Query i of the m new tokens sits at position old + i, old =
-//       kv_len - m, and attends keys 0..old + i (causal, aligned to the cache's end). Keys below old
-//       come from the caches, the new ones from the QKV GEMM's output, so no part reads a cache row
-//       that this step writes; part 0 also appends the new K and V rows to the caches (rows
-//       old..kv_len-1). Each warp walks every 4th key of the part, kKeysPerLoad keys a step, with a
-//       running softmax per query (a lane holds 4 of the 128 dimensions and the queries in
-//       registers): the next step's keys are loaded before this step's are scored, the step's
-//       dot products are reduced across the warp together (independent shuffles, not one chain per
-//       key), and the running maximum is updated once per step. Two keys a step is the measured
-//       best: four or eight hold more registers and fewer CTAs stay resident (docs/attention.md).
-//       The warps' states are merged through shared memory. One part: O in bf16 (padding rows m..m_pad-1 zeroed);
-//       several: each part's normalized O (fp32) and log-sum-exp.
-//   decode_attention_mma_kernel     the same grid and contract on tensor cores (mma.sync m16n8k16, the m <= 16
-//       queries as the 16 rows), for m >= kMmaMinTokens: its cost per key does not grow with m.
+//   decode_attention_kernel<MinCtasPerSm>  grid (parts, heads, batch), 128 threads (4 warps): one
+//       (sequence, head) and one part of its keys, on tensor cores. Query i of the m new tokens sits at
+//       position old + i, old = kv_len - m, and attends keys 0..old + i (causal, aligned to the cache's
+//       end). Keys below old come from the caches, the new ones from the QKV GEMM's output, so no part
+//       reads a cache row that this step writes; part 0 also appends the new K and V rows to the caches
+//       (rows old..kv_len-1). A warp takes 16 keys at a time (the part's 16-key blocks dealt out to
+//       the 4 warps in turn): S = Q Kt is 16 mma.sync m16n8k16 with the m <= 16 queries as the 16 rows,
+//       P V 16 more, the running softmax on the accumulators. The warps' states merge through shared
+//       memory. One part: O in bf16 (padding rows m..m_pad-1 zeroed); several: each part's normalized O
+//       (fp32) and log-sum-exp.
 //   decode_combine_kernel           grid (m_pad, heads, batch), 128 threads: O = the parts weighted by
 //       exp(lse_p - max lse), padding rows zeroed.
 //
-// All three start with griddepcontrol.wait (cudaGridDependencySynchronize): launched with PDL behind the
+// Both start with griddepcontrol.wait (cudaGridDependencySynchronize): launched with PDL behind the
 // kernel that writes their input, they wait for it to complete and flush; launched plainly it returns
-// at once. Memory-bound by design: per key, 512 bytes of K and V against 4 m dot products of 128.
+// at once. Memory-bound by design: per key, 512 bytes of K and V against 2 x 16 x 128 multiply-adds
+// on tensor cores, whatever m is.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -34,15 +30,15 @@
 
 namespace baton::ops::decode {
 
-inline constexpr int kHeadDim = 128;       // the head dim (one lane: 4 dimensions)
+inline constexpr int kHeadDim = 128;       // the head dim
 inline constexpr int kThreads = 128;       // 4 warps
-inline constexpr int kKeysPerLoad = 2;     // keys a warp scores per step (and as many loaded ahead)
 inline constexpr int kBlockKeys = 64;      // split-KV's unit (AttentionShape::key_blocks for decode)
 inline constexpr int kMaxTokens = 16;      // new tokens per sequence (kAttentionDecodeMaxTokens)
-// From this many new tokens on, decode runs on tensor cores (decode_attention_mma_kernel): its 16-row MMAs
-// cost the same for 2 queries as for 16, where the SIMT kernel's work per key grows with each query.
-inline constexpr int kMmaMinTokens = 2;
-inline constexpr int kMmaCtasPerSm = 3;  // decode_attention_mma_kernel's __launch_bounds__ minimum (167 registers, no spills)
+// decode_attention_kernel's residency: __launch_bounds__ asks for this many CTAs per SM (167 registers,
+// no spills; 193 without the bound, 2 CTAs per SM, measured 1-7% slower: docs/attention.md). The
+// split-KV rule aims at one wave of them (attention.hpp, kAttentionDecodeCtasPerSm; attention.cuh
+// checks the two agree).
+inline constexpr int kCtasPerSm = 3;
 
 struct Arguments {
   int batch = 0, heads = 0;
@@ -75,178 +71,6 @@ inline size_t part_bytes(const Arguments& a, size_t& lse_offset) {
 }
 
 namespace detail {
-__device__ inline void load4(const __nv_bfloat16* p, float (&v)[4]) {
-  const uint2 raw = *reinterpret_cast<const uint2*>(p);
-  const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x);
-  const __nv_bfloat162 hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
-  const float2 a = __bfloat1622float2(lo), b = __bfloat1622float2(hi);
-  v[0] = a.x;
-  v[1] = a.y;
-  v[2] = b.x;
-  v[3] = b.y;
-}
-}  // namespace detail
-
-template <int MaxM>
-__global__ void __launch_bounds__(kThreads) decode_attention_kernel(const Arguments a) {
-  static_assert(MaxM >= 1 && MaxM <= kMaxTokens, "decode_attention_kernel: 1..16 queries");
-  constexpr int K = kKeysPerLoad;
-  cudaGridDependencySynchronize();
-  const int part = int(blockIdx.x), h = int(blockIdx.y), b = int(blockIdx.z);
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int W = a.heads * kHeadDim, ld = 3 * W, old = a.kv_len - a.m;
-  const __nv_bfloat16* qkv_b = a.qkv + size_t(b) * a.m_pad * ld;
-  const size_t cache_b = size_t(b) * a.cache_rows * W + size_t(h) * kHeadDim;
-  if (part == 0)
-    for (int idx = int(threadIdx.x); idx < a.m * (kHeadDim / 8); idx += kThreads) {
-      const int r = idx / (kHeadDim / 8), c = (idx % (kHeadDim / 8)) * 8;
-      const __nv_bfloat16* src = qkv_b + size_t(r) * ld + h * kHeadDim + c;
-      const size_t dst = cache_b + size_t(old + r) * W + c;
-      *reinterpret_cast<uint4*>(a.k_cache + dst) = *reinterpret_cast<const uint4*>(src + W);
-      *reinterpret_cast<uint4*>(a.v_cache + dst) = *reinterpret_cast<const uint4*>(src + 2 * W);
-    }
-  __shared__ float acc_s[4][MaxM][kHeadDim];
-  __shared__ float mx_s[4][MaxM], l_s[4][MaxM];
-  const float scale = rsqrtf(float(kHeadDim));
-  float q[MaxM][4];
-#pragma unroll
-  for (int i = 0; i < MaxM; ++i) {
-    float t[4] = {0.f, 0.f, 0.f, 0.f};
-    if (i < a.m) detail::load4(qkv_b + size_t(i) * ld + h * kHeadDim + lane * 4, t);
-#pragma unroll
-    for (int d = 0; d < 4; ++d) q[i][d] = t[d] * scale;
-  }
-  float mx[MaxM], l[MaxM], acc[MaxM][4];
-#pragma unroll
-  for (int i = 0; i < MaxM; ++i) {
-    mx[i] = -INFINITY;
-    l[i] = 0.f;
-    acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-  }
-  int begin = 0, end = 0;
-  part_keys(a.kv_len, a.parts, part, begin, end);
-  auto load = [&](int j, float (&kf)[4], float (&vf)[4]) {
-    if (j < end) {
-      const __nv_bfloat16* kr = j < old ? a.k_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + W + h * kHeadDim;
-      const __nv_bfloat16* vr = j < old ? a.v_cache + cache_b + size_t(j) * W : qkv_b + size_t(j - old) * ld + 2 * W + h * kHeadDim;
-      detail::load4(kr + lane * 4, kf);
-      detail::load4(vr + lane * 4, vf);
-    } else {
-      kf[0] = kf[1] = kf[2] = kf[3] = 0.f;
-      vf[0] = vf[1] = vf[2] = vf[3] = 0.f;
-    }
-  };
-  float kf[K][4], vf[K][4], kn[K][4], vn[K][4];
-  int j0 = begin + warp;
-#pragma unroll
-  for (int u = 0; u < K; ++u) load(j0 + 4 * u, kf[u], vf[u]);
-  for (; j0 < end; j0 += 4 * K) {
-    const int jn = j0 + 4 * K;
-#pragma unroll
-    for (int u = 0; u < K; ++u) load(jn + 4 * u, kn[u], vn[u]);  // next group in flight
-    float s[MaxM][K];
-#pragma unroll
-    for (int i = 0; i < MaxM; ++i)
-#pragma unroll
-      for (int u = 0; u < K; ++u)
-        s[i][u] = q[i][0] * kf[u][0] + q[i][1] * kf[u][1] + q[i][2] * kf[u][2] + q[i][3] * kf[u][3];
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2)
-#pragma unroll
-      for (int i = 0; i < MaxM; ++i)
-#pragma unroll
-        for (int u = 0; u < K; ++u) s[i][u] += __shfl_xor_sync(0xffffffffu, s[i][u], off);
-#pragma unroll
-    for (int i = 0; i < MaxM; ++i) {
-      float nm = mx[i];
-#pragma unroll
-      for (int u = 0; u < K; ++u) {
-        const int j = j0 + 4 * u;
-        if (!(j < end && j <= old + i)) s[i][u] = -INFINITY;
-        nm = fmaxf(nm, s[i][u]);
-      }
-      if (nm != -INFINITY) {
-        const float corr = __expf(mx[i] - nm);
-        float ps = 0.f, pv[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int u = 0; u < K; ++u) {
-          const float p = __expf(s[i][u] - nm);
-          ps += p;
-#pragma unroll
-          for (int d = 0; d < 4; ++d) pv[d] += p * vf[u][d];
-        }
-        l[i] = l[i] * corr + ps;
-#pragma unroll
-        for (int d = 0; d < 4; ++d) acc[i][d] = acc[i][d] * corr + pv[d];
-        mx[i] = nm;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < K; ++u)
-#pragma unroll
-      for (int d = 0; d < 4; ++d) {
-        kf[u][d] = kn[u][d];
-        vf[u][d] = vn[u][d];
-      }
-  }
-#pragma unroll
-  for (int i = 0; i < MaxM; ++i) {
-    if (lane == 0) {
-      mx_s[warp][i] = mx[i];
-      l_s[warp][i] = l[i];
-    }
-#pragma unroll
-    for (int d = 0; d < 4; ++d) acc_s[warp][i][lane * 4 + d] = acc[i][d];
-  }
-  __syncthreads();
-  const int d = int(threadIdx.x);
-  __nv_bfloat16* o_b = a.o + size_t(b) * a.m_pad * W + size_t(h) * kHeadDim;
-  for (int i = 0; i < a.m; ++i) {
-    float M = -INFINITY;
-    for (int w = 0; w < 4; ++w) M = fmaxf(M, mx_s[w][i]);
-    float L = 0.f, O = 0.f;
-    if (M != -INFINITY)
-      for (int w = 0; w < 4; ++w) {
-        const float f = mx_s[w][i] == -INFINITY ? 0.f : __expf(mx_s[w][i] - M);
-        L += l_s[w][i] * f;
-        O += acc_s[w][i][d] * f;
-      }
-    const float out = L > 0.f ? O / L : 0.f;
-    if (a.parts == 1) o_b[size_t(i) * W + d] = __float2bfloat16(out);
-    else {
-      const size_t row = ((size_t(b) * a.heads + h) * a.parts + part) * a.m + i;
-      a.o_part[row * kHeadDim + d] = out;
-      if (d == 0) a.lse_part[row] = L > 0.f ? M + __logf(L) : -INFINITY;
-    }
-  }
-  if (a.parts == 1)
-    for (int i = a.m; i < a.m_pad; ++i) o_b[size_t(i) * W + d] = __float2bfloat16(0.f);
-}
-
-__global__ void __launch_bounds__(kThreads) decode_combine_kernel(const Arguments a) {
-  cudaGridDependencySynchronize();
-  const int i = int(blockIdx.x), h = int(blockIdx.y), b = int(blockIdx.z), d = int(threadIdx.x);
-  const int W = a.heads * kHeadDim;
-  __nv_bfloat16* out = a.o + (size_t(b) * a.m_pad + i) * W + size_t(h) * kHeadDim + d;
-  if (i >= a.m) {  // padding rows
-    *out = __float2bfloat16(0.f);
-    return;
-  }
-  const size_t row0 = (size_t(b) * a.heads + h) * a.parts * a.m + i;  // part p: row0 + p * m
-  float M = -INFINITY;
-  for (int p = 0; p < a.parts; ++p) M = fmaxf(M, a.lse_part[row0 + size_t(p) * a.m]);
-  float L = 0.f, O = 0.f;
-  if (M != -INFINITY)
-    for (int p = 0; p < a.parts; ++p) {
-      const float lse = a.lse_part[row0 + size_t(p) * a.m];
-      const float w = lse == -INFINITY ? 0.f : __expf(lse - M);
-      L += w;
-      O += w * a.o_part[(row0 + size_t(p) * a.m) * kHeadDim + d];
-    }
-  *out = __float2bfloat16(L > 0.f ? O / L : 0.f);
-}
-
-namespace detail {
 // mma.sync m16n8k16, bf16 inputs, fp32 accumulators: d += a * b. Fragments as PTX lays them out
 // (g = lane / 4, q = lane % 4): a[0] row g, k 2q..2q+1; a[1] row g + 8; a[2] row g, k 2q+8..; a[3] row
 // g + 8, k 2q+8..; b[0] k 2q..2q+1, column g; b[1] k 2q+8..; d[0..1] row g, columns 2q..2q+1; d[2..3]
@@ -270,24 +94,23 @@ __device__ inline uint32_t pack_bf16(float lo, float hi) {
 }
 }  // namespace detail
 
-// decode_attention_mma_kernel: the same contract as decode_attention_kernel (grid, append, outputs),
-// for m >= kMmaMinTokens new tokens, on tensor cores. A warp takes 16 keys at a time (the part's 16-key
-// blocks dealt out to the 4 warps in turn): S = Q Kᵀ is 2 x 8 mma.sync m16n8k16 (the m <= 16 queries are
-// the 16 rows), P V is 16 more, so the per-query work no longer grows with m (the SIMT kernel spends 5
-// shuffles per key per query). Every operand comes from global memory in 16-byte loads, one key row
-// segment per lane, because the order of the reduced index is free:
-//   * Q Kᵀ reduces over the head dim, so k-step 2s + e of the MMA takes dims 32s + 8q + 4e + {0..3}
+// decode_attention_kernel: a warp takes 16 keys at a time (the part's 16-key blocks dealt out to the 4
+// warps in turn): S = Q Kt is 2 x 8 mma.sync m16n8k16 (the m <= 16 queries are the 16 rows), P V is 16
+// more, so the work per key does not grow with m. (It replaced a SIMT kernel whose warps reduced each
+// key's dot product over 32 lanes, 5 shuffles per key per query: 1.2-1.4x slower at one new token,
+// 2.3x at 4, 7x at 16; docs/attention.md.) Every operand comes from global memory in 16-byte loads,
+// one key row segment per lane, because the order of the reduced index is free:
+//   * Q Kt reduces over the head dim, so k-step 2s + e of the MMA takes dims 32s + 8q + 4e + {0..3}
 //     (lane q of a quad): a lane's 16 bytes of Q and of K at dims 32s + 8q.. feed two k-steps as is;
 //   * P V reduces over the keys, in their natural order (P is S's accumulator, repacked to bf16, as in
 //     FlashAttention-2); its B operand needs two keys per register, so a lane's 16 bytes of V (key g,
 //     dims 32s + 8q..) are 4 8 x 8 tiles transposed in registers (movmatrix), and output column c of
 //     n-tile 4s + e is dim 32s + 8(c / 2) + 2e + c % 2: a lane ends with 8 consecutive dims per s.
 // The softmax runs on the accumulators (a row's 16 scores sit in the 4 lanes of a quad: 2 shuffles
-// for its max); the warps' states merge through shared memory as in decode_attention_kernel.
-// MinCtasPerSm: __launch_bounds__'s residency request (1: the compiler's choice, 192 registers, 2 CTAs per
-// SM; 3 caps it at 168 registers). The sweep times both; kMmaCtasPerSm is the one the op runs.
+// for its max); the warps' states merge through shared memory.
+// MinCtasPerSm: __launch_bounds__'s residency request; the op runs kCtasPerSm, the sweep also 1.
 template <int MinCtasPerSm>
-__global__ void __launch_bounds__(kThreads, MinCtasPerSm) decode_attention_mma_kernel(const Arguments a) {
+__global__ void __launch_bounds__(kThreads, MinCtasPerSm) decode_attention_kernel(const Arguments a) {
   cudaGridDependencySynchronize();
   const int part = int(blockIdx.x), h = int(blockIdx.y), b = int(blockIdx.z);
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, g = lane / 4, q = lane % 4;
@@ -445,24 +268,31 @@ __global__ void __launch_bounds__(kThreads, MinCtasPerSm) decode_attention_mma_k
     for (int i = a.m; i < a.m_pad; ++i) o_b[size_t(i) * W + d] = __float2bfloat16(0.f);
 }
 
-// The kernel for m new tokens: the tensor-core kernel from kMmaMinTokens new tokens on, below it the
-// smallest SIMT instantiation (1, 2, 4, 8 queries) that holds m.
+__global__ void __launch_bounds__(kThreads) decode_combine_kernel(const Arguments a) {
+  cudaGridDependencySynchronize();
+  const int i = int(blockIdx.x), h = int(blockIdx.y), b = int(blockIdx.z), d = int(threadIdx.x);
+  const int W = a.heads * kHeadDim;
+  __nv_bfloat16* out = a.o + (size_t(b) * a.m_pad + i) * W + size_t(h) * kHeadDim + d;
+  if (i >= a.m) {  // padding rows
+    *out = __float2bfloat16(0.f);
+    return;
+  }
+  const size_t row0 = (size_t(b) * a.heads + h) * a.parts * a.m + i;  // part p: row0 + p * m
+  float M = -INFINITY;
+  for (int p = 0; p < a.parts; ++p) M = fmaxf(M, a.lse_part[row0 + size_t(p) * a.m]);
+  float L = 0.f, O = 0.f;
+  if (M != -INFINITY)
+    for (int p = 0; p < a.parts; ++p) {
+      const float lse = a.lse_part[row0 + size_t(p) * a.m];
+      const float w = lse == -INFINITY ? 0.f : __expf(lse - M);
+      L += w;
+      O += w * a.o_part[(row0 + size_t(p) * a.m) * kHeadDim + d];
+    }
+  *out = __float2bfloat16(L > 0.f ? O / L : 0.f);
+}
+
+// The kernel the op launches (for every m: one instantiation holds 1..16 queries).
 using AttentionKernel = void (*)(const Arguments);
-inline AttentionKernel attention_kernel_for(int m) {
-  if (m >= kMmaMinTokens) return decode_attention_mma_kernel<kMmaCtasPerSm>;
-  if (m <= 1) return decode_attention_kernel<1>;
-  if (m <= 2) return decode_attention_kernel<2>;
-  if (m <= 4) return decode_attention_kernel<4>;
-  if (m <= 8) return decode_attention_kernel<8>;
-  return decode_attention_kernel<16>;
-}
-// The SIMT kernel for m whatever kMmaMinTokens says (the sweep times both).
-inline AttentionKernel simt_attention_kernel_for(int m) {
-  if (m <= 1) return decode_attention_kernel<1>;
-  if (m <= 2) return decode_attention_kernel<2>;
-  if (m <= 4) return decode_attention_kernel<4>;
-  if (m <= 8) return decode_attention_kernel<8>;
-  return decode_attention_kernel<16>;
-}
+inline AttentionKernel attention_kernel() { return decode_attention_kernel<kCtasPerSm>; }
 
 }  // namespace baton::ops::decode
