@@ -248,9 +248,8 @@ constexpr int last_wave_idle_sms(int64_t ctas, int sms) {
 // CTAs on each SM): more parts add a second, partial wave and more partial outputs for the combine
 // kernel to read. Each part keeps at least kAttentionDecodeMinBlocksPerPart 64-key blocks (a part of
 // one block gives its 4 warps one 16-key step each and costs a combine row all the same), and there
-// are at most 64. On an H100 over 12 decode shapes (batch 1-16, 8-12 heads, 1-16 new tokens, 777-8192
-// keys) this is within 1.13x of the best part count, 1.01x on average (docs/attention.md,
-// bench/results/h100/decode-sweep.csv).
+// are at most 64. Checked against a sweep of part counts over 12 decode shapes (batch 1-16, 8-12 heads,
+// 1-16 new tokens, 777-8192 keys): docs/attention.md, "Decode on tensor cores".
 constexpr int attention_kv_splits(int64_t ctas, int key_blocks, int sms) {
   if (ctas <= 0 || key_blocks <= 0 || sms <= 0) return 1;
   int64_t parts = int64_t(sms) * kAttentionDecodeCtasPerSm / ctas;

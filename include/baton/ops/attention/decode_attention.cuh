@@ -35,7 +35,7 @@ inline constexpr int kThreads = 128;       // 4 warps
 inline constexpr int kBlockKeys = 64;      // split-KV's unit (AttentionShape::key_blocks for decode)
 inline constexpr int kMaxTokens = 16;      // new tokens per sequence (kAttentionDecodeMaxTokens)
 // decode_attention_kernel's residency: __launch_bounds__ asks for this many CTAs per SM (167 registers,
-// no spills; 193 without the bound, 2 CTAs per SM, measured 1-7% slower: docs/attention.md). The
+// no spills; without the bound 193 and 2 CTAs per SM, slower in the sweep: docs/attention.md). The
 // split-KV rule aims at one wave of them (attention.hpp, kAttentionDecodeCtasPerSm; attention.cuh
 // checks the two agree).
 inline constexpr int kCtasPerSm = 3;
@@ -97,9 +97,9 @@ __device__ inline uint32_t pack_bf16(float lo, float hi) {
 // decode_attention_kernel: a warp takes 16 keys at a time (the part's 16-key blocks dealt out to the 4
 // warps in turn): S = Q Kt is 2 x 8 mma.sync m16n8k16 (the m <= 16 queries are the 16 rows), P V is 16
 // more, so the work per key does not grow with m. (It replaced a SIMT kernel whose warps reduced each
-// key's dot product over 32 lanes, 5 shuffles per key per query: 1.2-1.4x slower at one new token,
-// 2.3x at 4, 7x at 16; docs/attention.md.) Every operand comes from global memory in 16-byte loads,
-// one key row segment per lane, because the order of the reduced index is free:
+// key's dot product over 32 lanes, 5 shuffles per key per query, and which lost to it at every m in
+// the sweep of docs/attention.md, "Decode on tensor cores".) Every operand comes from global memory in
+// 16-byte loads, one key row segment per lane, because the order of the reduced index is free:
 //   * Q Kt reduces over the head dim, so k-step 2s + e of the MMA takes dims 32s + 8q + 4e + {0..3}
 //     (lane q of a quad): a lane's 16 bytes of Q and of K at dims 32s + 8q.. feed two k-steps as is;
 //   * P V reduces over the keys, in their natural order (P is S's accumulator, repacked to bf16, as in
