@@ -1,13 +1,13 @@
 // bench/mlp_gemms.cuh — the sm90 GEMM kernels of the MLP benchmark (bench/mlp.cu): the op's kernels
-// from the library baton::mlp_kernels (kernels/mlp/, one per translation unit, baton/ops/mlp_compiled.cuh)
-// under the names the benchmark uses, plus the CUTLASS GemmUniversal baselines (mlp_streamk_*.cu).
+// from the library baton::mlp_kernels (kernels/mlp/, baton/ops/mlp_compiled.cuh)
+// under the names the benchmark uses, plus the CUTLASS GemmUniversal baselines (mlp_universal.cu).
 //
 //   GEMM1  Y = GeLU(X W1^T)   Config1 (GeLU fused in the epilogue)             GPT-3 style
 //          Y = SiLU(X Wg^T) * (X Wu^T)  SwiConfig1 (one GEMM over interleaved
 //              gate/up rows W1 [2F, H], SwiGLU pair epilogue)                    LLaMA style
 //   GEMM2  Z = Y W2^T          Config2 (plain linear combination)
 // plus the CUTLASS GemmUniversal baselines (Stream-K / persistent data-parallel scheduler) in
-// mlp_streamk_*.cu.
+// mlp_universal.cu.
 #pragma once
 
 #include "baton/ops/mlp_compiled.cuh"  // first: it enables CuTe's GMMA widths the swapped tiles need
@@ -206,10 +206,10 @@ class UniversalGemm {
 // D [m, n] = act(A [m, k] B [n, k]^T); sms: the SM count the scheduler plans for.
 [[nodiscard]] baton::result<std::unique_ptr<UniversalGemm>> make_universal_gelu(int m, int n, int k, const bf16* a, const bf16* b,
                                                                                bf16* d, SchedulerMode mode, int sms,
-                                                                               cudaStream_t stream);  // mlp_streamk_gelu.cu
+                                                                               cudaStream_t stream);  // mlp_universal.cu
 [[nodiscard]] baton::result<std::unique_ptr<UniversalGemm>> make_universal_plain(int m, int n, int k, const bf16* a, const bf16* b,
                                                                                 bf16* d, SchedulerMode mode, int sms,
-                                                                                cudaStream_t stream);  // mlp_streamk_plain.cu
+                                                                                cudaStream_t stream);  // mlp_universal.cu
 
 // The kernel set of baton::ops::Mlp: the library's (baton::mlp_kernels).
 template <baton::ops::Activation A>

@@ -1,7 +1,7 @@
 // bench/mlp_universal.cuh — the CUTLASS GemmUniversal baselines of bench/mlp.cu: the cooperative
 // sm90 kernel with CUTLASS's StreamKScheduler (persistent CTAs; Stream-K, data-parallel or
 // heuristic decomposition), built from the same collectives as the baton GEMM (Config::BaseMainloop,
-// Config::BaseEpilogue). Included by one translation unit per Config (mlp_streamk_*.cu).
+// Config::BaseEpilogue). Included by mlp_universal.cu.
 #pragma once
 
 #include "mlp_gemms.cuh"  // first: baton/ops/mlp.cuh must precede CuTe's first inclusion

@@ -6,12 +6,16 @@
 # stage, sm90 grid-wait tag>(const stage&, const sm90::<type><configuration>&), the template
 # kernels/<op>/compiled_launch.cuh defines.
 #
-# One translation unit per configuration, holding every row of that configuration: the rows of one
-# configuration differ only in the stage and the grid wait, and share nearly all of CUTLASS's
-# instantiations (the tiled MMA, the layouts, the collectives' types). Measured on a 2-core CI machine
-# (docs/mlp.md, "Build time"): DownConfig's 5 rows in one unit compile in 130 s and 4.0 GB, one row
-# alone in 111 s and 3.9 GB, so five units cost ~4x the one. ~46 s of each unit is fixed (CUTLASS's
-# headers through cudafe++, cicc and the host compiler with no kernel at all).
+# Two translation units at most: the rows whose tiles need CuTe's extended GMMA widths
+# (BATON_<OP>_EXTENDED_MMA_ROWS) in one, every other row in the other. A kernel unit's cost is
+# nearly all fixed: CUTLASS's headers, and the instantiations that the rows of one op share (the
+# mainloop collective, the tiled MMAs, the layouts); each further row adds little. Measured on CI's
+# 2-core machine (docs/mlp.md, "Build time"): the MLP's 27 standard-width rows compile in one unit
+# in less time than 3 of their 15 per-configuration units, so one unit per configuration (the
+# previous layout) paid the fixed part 18 times. The extended widths are a per-unit macro
+# (CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) that slows every configuration in its unit, hence the
+# second unit. The price: the largest unit peaks at ~7 GB of compiler memory (scripts/bootstrap.sh
+# sizes the default job count for it) and a change to one row recompiles its whole unit.
 function(baton_kernel_library op)
   cmake_parse_arguments(K "" "ARGUMENTS" "" ${ARGN})
   if(NOT K_ARGUMENTS)
@@ -24,8 +28,9 @@ function(baton_kernel_library op)
   set(wait_tag_none NoGridWait)
   set(wait_tag_before_loads GridWaitBeforeLoads)
   set(wait_tag_before_a GridWaitBeforeA)
-  set(groups)  # one per configuration, in the table's order
+  set(groups)  # standard_mma and/or extended_mma, in the table's order
   set(names)
+  set(keys)
   foreach(row IN LISTS BATON_${OP}_KERNEL_TABLE)
     string(REPLACE "|" ";" cells "${row}")
     list(LENGTH cells n)
@@ -46,25 +51,29 @@ function(baton_kernel_library op)
     if(NOT wait MATCHES "^(none|before_loads|before_a)$")
       message(FATAL_ERROR "kernels/${op}/kernels.cmake, row '${name}': the grid wait must be none, before_loads or before_a, got '${wait}'")
     endif()
-    # The unit's name: the configuration with every run of other characters turned into one '_'
-    # (UpConfig<Activation::gelu> -> UpConfig_Activation_gelu).
-    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" group "${config}")
-    string(REGEX REPLACE "_$" "" group "${group}")
+    # A (configuration, stage, grid wait) instantiated twice would not link.
+    set(key "${config}|${stage}|${wait}")
+    if(key IN_LIST keys)
+      message(FATAL_ERROR "kernels/${op}/kernels.cmake, row '${name}': the same kernel as an earlier row (${config}, ${stage}, ${wait})")
+    endif()
+    list(APPEND keys "${key}")
     # CuTe's every-GMMA-width selector only where the row's tile width needs it (BATON_<OP>_EXTENDED_MMA_ROWS):
-    # it costs ~30 s of compile time per translation unit (baton/cutlass/sm90_gemm.cuh). It is a
+    # it slows every configuration in its translation unit (baton/cutlass/sm90_gemm.cuh). It is a
     # property of the tile, so every row of a configuration must agree.
     if(name IN_LIST BATON_${OP}_EXTENDED_MMA_ROWS)
-      set(extended ON)
+      set(group extended_mma)
     else()
-      set(extended OFF)
+      set(group standard_mma)
     endif()
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" cid "${config}")
+    if(DEFINED config_${cid}_group AND NOT config_${cid}_group STREQUAL group)
+      message(FATAL_ERROR "kernels/${op}/kernels.cmake: the rows of ${config} disagree on BATON_${OP}_EXTENDED_MMA_ROWS ('${name}' is ${group}); list all of them or none")
+    endif()
+    set(config_${cid}_group ${group})
     if(NOT group IN_LIST groups)
       list(APPEND groups ${group})
-      set(group_${group}_extended ${extended})
       set(group_${group}_rows)
       set(group_${group}_body)
-    elseif(NOT group_${group}_extended STREQUAL extended)
-      message(FATAL_ERROR "kernels/${op}/kernels.cmake: the rows of ${config} disagree on BATON_${OP}_EXTENDED_MMA_ROWS ('${name}' is ${extended}); list all of them or none")
     endif()
     list(APPEND group_${group}_rows ${name})
     string(APPEND group_${group}_body
@@ -75,7 +84,7 @@ function(baton_kernel_library op)
   set(tus)
   foreach(group IN LISTS groups)
     set(tu ${CMAKE_CURRENT_BINARY_DIR}/generated/${op}_${group}.cu)
-    if(group_${group}_extended)
+    if(group STREQUAL "extended_mma")
       set(mma_define "#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED")
     else()
       set(mma_define "#define BATON_STANDARD_MMA_SHAPES_ONLY")
@@ -91,7 +100,7 @@ ${group_${group}_body}}  // namespace baton::ops::${op}_kernels
 ")
     list(APPEND tus ${tu})
   endforeach()
-  # Units of an earlier layout (one per row) left in the build tree would not be compiled, but would
+  # Units of an earlier layout (one per row or per configuration) left in the build tree would not be compiled, but would
   # confuse a reader of generated/: remove them.
   file(GLOB stale ${CMAKE_CURRENT_BINARY_DIR}/generated/${op}_*.cu)
   foreach(f IN LISTS stale)

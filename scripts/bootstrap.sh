@@ -29,14 +29,14 @@ if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.
   echo "bootstrap: GoogleTest headers not found; install them with: apt-get install -y libgtest-dev (or set GTEST_ROOT)" >&2
   exit 1
 fi
-# Parallel compile jobs: the machine's cores, capped at one job per 4 GiB of available memory (a
-# kernel library's translation unit, one CUTLASS sm90 configuration, peaks at 3.9-4.1 GB: docs/mlp.md,
-# "Build time"). BATON_JOBS overrides it.
+# Parallel compile jobs: the machine's cores, capped at one job per 6 GiB of available memory (the
+# kernel libraries' translation units peak at 4-7 GB, the largest being the MLP's standard-width
+# kernels: docs/mlp.md, "Build time"). BATON_JOBS overrides it.
 baton_default_jobs() {
   local cores mem_gb by_mem
   cores=$(nproc 2>/dev/null || echo 2)
   mem_gb=$(awk '/MemAvailable/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 6)
-  by_mem=$((mem_gb / 4))
+  by_mem=$((mem_gb / 6))
   [ "$by_mem" -lt 1 ] && by_mem=1
   echo $((cores < by_mem ? cores : by_mem))
 }

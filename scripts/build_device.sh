@@ -5,7 +5,7 @@
 # out), so the device tests and benchmarks keep covering them; .device/bin/BUILD_OPTIONS records it
 # (scripts/run.sh rebuilds staged binaries that lack it).
 #   BATON_JOBS=N          parallel compile jobs (default: the machine's cores, capped at one job per
-#                         4 GiB of memory: a kernel translation unit peaks at about 4 GB)
+#                         6 GiB of memory: a kernel translation unit peaks at 4-7 GB)
 #   BATON_CUTLASS_DIR=D   a CUTLASS 4.2 tree (D/include, D/tools/util/include) instead of pip (offline machines)
 #   GTEST_ROOT=D          GoogleTest under D/include, D/lib when it is not installed system-wide
 #   BATON_COMMIT=C        the commit to record when git cannot tell (a copied working tree)

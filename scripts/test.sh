@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything (all CUDA code for sm_90a; no GPU needed) and runs the tests.
 # On a machine without a GPU the device tests (label gpu) report "skipped".
-#   BATON_PRESET=ci|default|debug (default: ci)   BATON_JOBS=N (default: the cores, capped at one per 4 GiB)
+#   BATON_PRESET=ci|default|debug (default: ci)   BATON_JOBS=N (default: the cores, capped at one per 6 GiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh

@@ -1,13 +1,13 @@
-# The kernels of baton::mlp_kernels, one translation unit per configuration (cmake/BatonKernelTable.cmake):
+# The kernels of baton::mlp_kernels, in two translation units (cmake/BatonKernelTable.cmake):
 # the GEMMs baton::ops::Mlp can plan
 # (baton/ops/mlp_compiled.cuh, mlp_kernels::Compiled<A>) plus the PDL-waiting GEMM2 of the
 # benchmark's kernel-granular baseline: BATON_MLP_KERNEL_TABLE always, BATON_MLP_EXTRA_KERNEL_TABLE
 # (the forms plan_mlp never picks itself) with -DBATON_MLP_EXTRA_KERNELS=ON. Each row:
 #   name | configuration | stage | grid wait (none, before_loads, before_a: CMakeLists.txt maps them to
 #   sm90::NoGridWait, GridWaitBeforeLoads, GridWaitBeforeA)
-# Configurations and stages are the names in baton::ops::mlp_kernels (baton/ops/mlp.cuh). A kernel
-# unit takes ~2 min and ~4 GB of compiler memory however many rows of its configuration it holds (one
-# alone: ~1.8 min); CI builds two at a time (docs/mlp.md, "Build time").
+# Configurations and stages are the names in baton::ops::mlp_kernels (baton/ops/mlp.cuh). The rows
+# compile in two translation units, the standard GMMA widths and the extended ones
+# (cmake/BatonKernelTable.cmake; times and memory in docs/mlp.md, "Build time").
 set(BATON_MLP_KERNEL_TABLE
   # GEMM1, GeLU epilogue: the chain's (plain, posting for kblock / row waits), then the plain widths
   "up_gelu                | UpConfig<Activation::gelu>         | PlainStage                | none"

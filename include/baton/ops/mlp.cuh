@@ -24,9 +24,9 @@
 // swapped with 32 (GeLU only), 160 and 192 tokens per tile; down: the same, the swapped ones plain
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
-// links them from the library baton::mlp_kernels instead, compiled once, one translation unit
-// per configuration; the library has the forms the plan never picks itself (CTA pairs, 32-token
-// swapped tiles: MlpKernelForms in baton/ops/mlp.hpp) only when baton is configured with
+// links them from the library baton::mlp_kernels instead, compiled once; the library has the
+// forms the plan never picks itself (CTA pairs, 32-token swapped tiles: MlpKernelForms in
+// baton/ops/mlp.hpp) only when baton is configured with
 // -DBATON_MLP_EXTRA_KERNELS=ON, and the op refuses a request for them otherwise.
 #pragma once
 

@@ -1,6 +1,5 @@
-// Types shared by the sm90 GEMM device tests. The two kernel instantiations live in their own
-// translation units (gemm_producer.cu, gemm_consumer.cu) so that they compile in parallel; the
-// test file only sees these declarations.
+// Types shared by the sm90 GEMM device tests. The kernel instantiations live in gemm_kernels.cu;
+// the test file only sees these declarations.
 #pragma once
 
 #include "baton/baton.cuh"

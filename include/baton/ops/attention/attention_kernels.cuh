@@ -11,7 +11,7 @@
 // The policies are batonc's, from attention_chain.baton (attention_chain_policies.hpp).
 //   Inline    instantiates the kernels where the op is used (~1 min and ~3 GB of compiler memory each);
 //   Compiled  declares compiled_launch only; the library baton::attention_kernels defines the
-//             explicit instantiations, one translation unit per configuration (kernels/attention/kernels.cmake).
+//             explicit instantiations, from the table in kernels/attention/kernels.cmake.
 #pragma once
 
 #include "baton/cutlass/sm90_fmha.cuh"  // first: CUTLASS's headers and example 88's collectives

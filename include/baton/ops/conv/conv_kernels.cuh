@@ -8,7 +8,7 @@
 //   Inline    instantiates sm90::Conv<...> where the op is used (~1 min and ~3 GB of compiler memory
 //             per kernel);
 //   Compiled  declares compiled_launch only; the library baton::conv_kernels defines the explicit
-//             instantiations, one translation unit per configuration (kernels/conv/kernels.cmake). A combination missing
+//             instantiations, from the table in kernels/conv/kernels.cmake. A combination missing
 //             from that table is a link error naming it.
 #pragma once
 
