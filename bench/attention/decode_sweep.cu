@@ -6,7 +6,7 @@
 // compiler's 193 registers; mma3: kCtasPerSm = 3, 167). The row the op runs (mma3, the plan's parts) is
 // marked `auto`.
 //   baton_bench_decode_sweep [--out FILE.csv]      (default: decode-sweep.csv)
-// Columns: gpu, commit, shape (batch, heads, new tokens m, keys), kernel (mma or mma3), parts, auto,
+// Columns: gpu, driver, cuda, commit, date, shape (batch, heads, new tokens m, keys), kernel (mma or mma3), parts, auto,
 // median microseconds of one kernel + combine (CUDA events over 10 launches, median of 7),
 // TB/s of K and V read, and the largest absolute error against the reference.
 #include <cuda_bf16.h>
@@ -23,6 +23,7 @@
 
 #include "baton/ops/attention/attention.hpp"
 #include "baton/ops/attention/decode_attention.cuh"
+#include "common/env.hpp"
 
 using namespace baton::ops::decode;
 #define CK(x)                                                                          \
@@ -64,7 +65,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::fprintf(csv, "gpu,commit,shape,kernel,parts,auto,median_us,tb_per_s,max_abs_err\n");
+  const baton::bench::Env env = baton::bench::detect_env();
+  std::fprintf(csv, "gpu,driver,cuda,commit,date,shape,kernel,parts,auto,median_us,tb_per_s,max_abs_err\n");
   int worst_fail = 0;
   int sms = 0; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   struct Shape { int batch, heads, m, kv; };
@@ -160,7 +162,8 @@ int main(int argc, char** argv) {
         }
         std::sort(t.begin(), t.end());
         const bool is_auto = parts == auto_parts && fn == op_fn;
-        std::fprintf(csv, "%s,%s,%s,%s,%d,%d,%.2f,%.3f,%.5f\n", prop.name, BATON_GIT_COMMIT, name, kname, parts, int(is_auto), t[3],
+        std::fprintf(csv, "%s,%s,%s,%s,%s,%s,%s,%d,%d,%.2f,%.3f,%.5f\n", prop.name, env.driver.c_str(), env.cuda.c_str(),
+                     BATON_GIT_COMMIT, env.date.c_str(), name, kname, parts, int(is_auto), t[3],
                      bytes / (t[3] * 1e-6) / 1e12, err);
         std::printf("%-22s %-4s parts %2d%s %9.2f us %6.3f TB/s  max err %.5f\n", name, kname, parts, is_auto ? " (auto)" : "       ",
                     t[3], bytes / (t[3] * 1e-6) / 1e12, err);
