@@ -1,5 +1,5 @@
 # baton_kernel_library(<op> ARGUMENTS <type>): an op's kernel library, target baton_<op>_kernels
-# (alias baton::<op>_kernels, exported as <op>_kernels in batonKernelsTargets), built from the list
+# (alias baton::<op>_kernels, exported as <op>_kernels in its own export set), built from the list
 # BATON_<OP>_KERNEL_TABLE that kernels/<op>/kernels.cmake sets. Each row:
 #   name | configuration | stage | grid wait (none, before_loads or before_a)
 # and becomes an explicit instantiation of baton::ops::<op>_kernels::compiled_launch<configuration,
@@ -124,5 +124,9 @@ ${group_${group}_body}}  // namespace baton::ops::${op}_kernels
   set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${op}_kernels POSITION_INDEPENDENT_CODE ON)
   # Users compile the op's kernel header (CUTLASS's headers) for sm_90a with these flags too.
   target_compile_options(${tgt} INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
-  install(TARGETS ${tgt} EXPORT batonKernelsTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} OPTIONAL)
+  # One export set per library, each installed only where its library was built (OPTIONAL): a build
+  # of some targets only (scripts/build_device.sh builds what its binaries need) installs the
+  # libraries it has, and batonConfig.cmake includes a library's targets only where its archive is.
+  install(TARGETS ${tgt} EXPORT ${tgt}_targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} OPTIONAL)
+  install(EXPORT ${tgt}_targets NAMESPACE baton:: FILE ${tgt}-targets.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/baton)
 endfunction()
