@@ -100,8 +100,8 @@ ${group_${group}_body}}  // namespace baton::ops::${op}_kernels
 ")
     list(APPEND tus ${tu})
   endforeach()
-  # Units of an earlier layout (one per row or per configuration) left in the build tree would not be compiled, but would
-  # confuse a reader of generated/: remove them.
+  # Units of an earlier layout (one per row, or per configuration) left in the build tree would not
+  # be compiled, but would confuse a reader of generated/: remove them.
   file(GLOB stale ${CMAKE_CURRENT_BINARY_DIR}/generated/${op}_*.cu)
   foreach(f IN LISTS stale)
     if(NOT f IN_LIST tus)
