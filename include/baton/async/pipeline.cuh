@@ -11,11 +11,14 @@
 // All cross-stream ordering is cudaStreamWaitEvent: no host round trip. K = 2 is double
 // buffering, K = 3 triple buffering.
 //
-// Pageable sources/destinations are staged through pinned slabs: the host copies chunk i into
-// staging slot i % K after that slot's previous H2D finished (a per-event wait), using several
-// threads, while the GPU works on other chunks; a drain thread copies finished outputs from their
-// staging slabs to a pageable destination as soon as each chunk's D2H completes, concurrently
-// with the input staging. Pinned (or registered) memory is copied directly.
+// Pageable sources/destinations are staged through pinned slabs. Input: a ring of K + D slabs
+// (D = staging_ahead_bytes / chunk_bytes, at most 16) that a pool of host threads fills ahead of
+// the GPU: when chunk i is issued, the copies of the chunks after it (up to D, this call's or the
+// awaited run's) are already queued, each into the next slab of the ring once that slab's previous
+// H2D is done (a per-event wait on the pool's thread). So many chunks are copied at once, on many
+// threads, while the GPU works on earlier ones; a chunk's H2D waits only for its own copy. Output:
+// a drain thread copies finished outputs from their staging slabs to a pageable destination as
+// soon as each chunk's D2H completes. Pinned (or registered) memory is copied directly.
 //
 // Awaitable form: co_await p.run(ctx, src, dst, bytes, f, {.token, .progress}) -> result<pipeline_report>.
 // The chunks are issued, and pageable data staged, by the pipeline's own runner thread, never by
@@ -49,6 +52,7 @@
 #include <vector>
 
 #include "baton/async/cancel.hpp"
+#include "baton/async/copy_pool.hpp"
 #include "baton/async/copy_team.hpp"
 #include "baton/async/cuda_await.cuh"
 #include "baton/async/graph.cuh"
@@ -67,6 +71,10 @@ struct pipeline_options {
   // memory's bandwidth, so more threads copy faster up to about one per core (measured in
   // docs/async.md, with async.csv). Created at the first pageable use.
   int staging_threads = 0;
+  // Pinned memory for staging a pageable source ahead of the GPU: D = staging_ahead_bytes /
+  // chunk_bytes chunks (at most 16) are copied ahead of the one being issued, in K + D slabs. 0:
+  // none ahead (a chunk is copied when it is issued, as large chunks are by default).
+  size_t staging_ahead_bytes = size_t(64) << 20;
   // Bytes the compute of a full input chunk writes (0: chunk_bytes, as many as it reads). A chunk
   // of len input bytes writes len * out_chunk_bytes / chunk_bytes (a whole number of bytes, or the
   // call is refused); dst holds the outputs back to back. Needs a chunk_fn (typed_compute) when
@@ -240,18 +248,21 @@ class pipeline {
     if (this != &o) {
       release_();
       o.stop_runner_();
+      o.drop_ahead_();  // its fills refer to o's slabs and events
       h2d_ = std::move(o.h2d_);
       compute_ = std::move(o.compute_);
       d2h_ = std::move(o.d2h_);
       ev_ = std::move(o.ev_);
       run_events_ = std::move(o.run_events_);
       dev_ = std::exchange(o.dev_, {});
-      staging_in_ = std::move(o.staging_in_);
+      ring_ = std::move(o.ring_);
+      ring_free_ = std::move(o.ring_free_);
+      ring_next_ = std::exchange(o.ring_next_, 0);
       staging_out_ = std::move(o.staging_out_);
       staging_ = std::move(o.staging_);
       drain_ = std::move(o.drain_);
       drain_team_ = std::move(o.drain_team_);
-      in_team_ = std::move(o.in_team_);
+      in_pool_ = std::move(o.in_pool_);
       opt_ = o.opt_;
       slots_ = std::exchange(o.slots_, SlotLedger{});
       device_ = o.device_;
@@ -288,7 +299,8 @@ class pipeline {
       BATON_TRY(cuda_check(cudaMalloc(&d, i < o.buffers ? o.chunk_bytes : o.out_chunk_bytes), "pipeline: cudaMalloc"));
       p.dev_.push_back(d);
     }
-    p.staging_ = std::make_unique<pinned_pool>(std::max(o.chunk_bytes, o.out_chunk_bytes), size_t(2 * o.buffers));
+    p.staging_ = std::make_unique<pinned_pool>(std::max(o.chunk_bytes, o.out_chunk_bytes),
+                                               size_t(2 * o.buffers) + p.ahead_chunks_());
     p.slots_ = SlotLedger(o.buffers);
     BATON_TRY(cuda_check(cudaGetDevice(&p.device_), "pipeline: cudaGetDevice"));
     return result<pipeline>(std::move(p));
@@ -300,7 +312,8 @@ class pipeline {
   [[nodiscard]] stream_ref d2h_stream() const { return d2h_.ref(); }
 
   // Pushes `bytes` from `src` through the pipeline into `dst`. Returns once every chunk is
-  // enqueued; with a pageable `src` the calling thread does the staging copies as slots free up.
+  // enqueued; with a pageable `src` it waits for each chunk's staging copy (made by the staging
+  // pool, up to D chunks ahead) before issuing that chunk.
   // `after` (optional) is an event the first copies wait for. Then call finish() before reading
   // `dst` (with a pinned `dst`, awaiting gpu_done_event() is enough; with a pageable one the
   // drain thread still copies after it). Any sequence of enqueue() calls, replays of captured
@@ -577,7 +590,7 @@ class pipeline {
       {
         std::lock_guard<std::mutex> lk(*use_);
         err = enqueue_locked_(static_cast<const char*>(src) + off, static_cast<char*>(dst) + i * OC, len, f, src_pinned,
-                              dst_pinned);
+                              dst_pinned, bytes - off - len);
         if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
         if (err.ok() && i + 1 == n) err = cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord");
       }
@@ -603,10 +616,12 @@ class pipeline {
       }
       mark(k + 1);
     }
-    // Pageable dst: the drain thread's copies of the issued chunks (all queued by now).
+    // Pageable dst: the drain thread's copies of the issued chunks (all queued by now). Staging
+    // copies queued ahead for chunks never issued (a stop, an error) are waited for: they read src.
     status drained;
     {
       std::lock_guard<std::mutex> lk(*use_);  // drain_ is created under it
+      drop_ahead_();
       drained = drain_pending_outputs();
     }
     if (err.ok()) err = drained;
@@ -620,6 +635,7 @@ class pipeline {
   // buffers; the staging slabs go back to their pool before the pool goes.
   void release_() noexcept {
     stop_runner_();
+    drop_ahead_();
     if (h2d_.get()) {
       (void)h2d_.ref().synchronize();
       (void)compute_.ref().synchronize();
@@ -628,10 +644,12 @@ class pipeline {
     if (drain_) drain_->stop();
     drain_.reset();
     drain_team_.reset();
-    in_team_.reset();
+    in_pool_.reset();
     for (void* p : dev_) (void)cudaFree(p);
     dev_.clear();
-    staging_in_.clear();
+    ring_.clear();
+    ring_free_.clear();
+    ring_next_ = 0;
     staging_out_.clear();
     staging_.reset();
     ev_.clear();
@@ -642,23 +660,85 @@ class pipeline {
   }
 
   // enqueue()'s chunk loop, the caller holding *use_ and having checked the arguments.
-  status enqueue_locked_(const void* src, void* dst, size_t bytes, const chunk_fn& f, bool src_pinned, bool dst_pinned) {
-    // Staging slabs are taken once and kept: the ledger's waits cover them across calls, whereas
-    // slabs handed back to the pool between calls could come back in another slot order while
-    // the previous call's copies still use them.
-    if (!src_pinned) BATON_TRY(take_staging_(staging_in_));
-    if (!dst_pinned) BATON_TRY(take_staging_(staging_out_));
-    return enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned);
+  // more_bytes: source bytes right after [src, src + bytes) that are issued next (an awaited run's
+  // later chunks), whose staging copies may be queued ahead too.
+  status enqueue_locked_(const void* src, void* dst, size_t bytes, const chunk_fn& f, bool src_pinned, bool dst_pinned,
+                         size_t more_bytes = 0) {
+    // Staging slabs are taken once and kept: the slot ledger's and the ring's waits cover them
+    // across calls, whereas slabs handed back to the pool between calls could come back in
+    // another order while the previous call's copies still use them.
+    if (!src_pinned) BATON_TRY(take_ring_());
+    if (!dst_pinned) BATON_TRY(take_staging_(staging_out_, size_t(opt_.buffers)));
+    status st = enqueue_chunks(src, dst, bytes, f, ev_.data(), slots_, src_pinned, dst_pinned, more_bytes);
+    if (!st.ok()) drop_ahead_();  // copies queued for chunks this call will not issue read src
+    return st;
   }
 
-  status take_staging_(std::vector<pinned_buffer>& slabs) {
-    while (slabs.size() < size_t(opt_.buffers)) {
+  status take_staging_(std::vector<pinned_buffer>& slabs, size_t count) {
+    while (slabs.size() < count) {
       auto b = staging_->acquire(staging_->slab_bytes());
       if (!b.ok()) return b.error().with_context("pipeline: staging slabs");
       slabs.push_back(std::move(b.value()));
     }
     return {};
   }
+  // The input ring: K + D slabs, an event each, and the pool that fills them.
+  status take_ring_() {
+    const size_t R = size_t(opt_.buffers) + ahead_chunks_();
+    BATON_TRY(take_staging_(ring_, R));
+    while (ring_free_.size() < R) {
+      auto e = event::create();
+      if (!e.ok()) return e.error().with_context("pipeline: staging ring events");
+      ring_free_.push_back(std::move(e.value()));
+    }
+    if (!in_pool_) in_pool_ = std::make_unique<CopyPool>(staging_threads_(), [dev = device_] { (void)cudaSetDevice(dev); });
+    return {};
+  }
+  // D: chunks whose staging copies may be queued ahead of the one being issued.
+  size_t ahead_chunks_() const {
+    return opt_.chunk_bytes == 0 ? 0 : std::min<size_t>(16, opt_.staging_ahead_bytes / opt_.chunk_bytes);
+  }
+  // Queues the copy of source chunk [p, p + len) into the ring's next slab, to start once that
+  // slab's previous H2D is done. That H2D was issued already: the slab was last assigned R = K + D
+  // assignments ago, and ahead_ holds at most D unissued ones (the chunk being issued and D after
+  // it), so the one R ago is issued or dropped, and the event's latest record is its H2D's (or an
+  // older one, or none: cudaEventSynchronize returns at once).
+  void submit_fill_(const char* p, size_t len) {
+    const size_t s = size_t(ring_next_++ % ring_.size());
+    cudaEvent_t freed = ring_free_[s].get();
+    auto fill = in_pool_->submit(ring_[s].data(), p, len, [freed] {
+      return cuda_check(cudaEventSynchronize(freed), "pipeline: staging slab wait");
+    });
+    ahead_.push_back(staged_{p, len, s, std::move(fill)});
+  }
+  // The ring slab holding source chunk [p, p + len), copied: the copy queued ahead for it, or one
+  // queued now. Before waiting for it, queues the copies of the chunks after it, up to D: the
+  // source's next more_bytes (chunks of chunk_bytes). Queued copies that are not what is issued
+  // next (another caller's enqueue() between an awaited run's chunks) are waited for and dropped.
+  result<size_t> stage_in_(const char* p, size_t len, size_t more_bytes) {
+    if (!ahead_.empty() && (ahead_.front().src != p || ahead_.front().len != len)) drop_ahead_();
+    if (ahead_.empty()) submit_fill_(p, len);
+    const size_t C = opt_.chunk_bytes, D = ahead_chunks_();
+    const char* next = p + len;
+    for (size_t j = 1; j < ahead_.size(); ++j) {  // queued beyond this chunk: must be the next ones
+      const size_t o = (j - 1) * C;
+      if (o >= more_bytes || ahead_[j].src != next + o || ahead_[j].len != std::min(C, more_bytes - o)) {
+        drop_ahead_from_(j);
+        break;
+      }
+    }
+    for (size_t o = (ahead_.size() - 1) * C; ahead_.size() <= D && o < more_bytes; o += C)
+      submit_fill_(next + o, std::min(C, more_bytes - o));
+    staged_ cur = std::move(ahead_.front());
+    ahead_.pop_front();
+    BATON_TRY(cur.fill->wait());
+    return cur.slab;
+  }
+  void drop_ahead_from_(size_t j) noexcept {
+    for (size_t k = j; k < ahead_.size(); ++k) (void)ahead_[k].fill->wait();  // unused: only the wait matters
+    ahead_.erase(ahead_.begin() + std::ptrdiff_t(j), ahead_.end());
+  }
+  void drop_ahead_() noexcept { drop_ahead_from_(0); }
 
   // The chunk loop of enqueue() and capture() (see the top of this file), with stage events `ev`
   // and the slot sequence `ledger` (the pipeline's own for enqueue(), a fresh one for a graph).
@@ -668,9 +748,9 @@ class pipeline {
   // slot happen in sequence order on one stream. With both buffers pinned it is pure stream work
   // — copies, the compute function, event records and waits — which is what makes it
   // capturable; the staging branches (host copies, host waits, the drain thread) are
-  // enqueue()-only and need staging_in_/staging_out_ acquired.
+  // enqueue()-only and need ring_/staging_out_ acquired.
   [[nodiscard]] status enqueue_chunks(const void* src, void* dst, size_t bytes, const chunk_fn& f, const event* ev,
-                                      SlotLedger& ledger, bool src_pinned, bool dst_pinned) {
+                                      SlotLedger& ledger, bool src_pinned, bool dst_pinned, size_t more_bytes = 0) {
     const int K = opt_.buffers;
     const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
     const size_t n = (bytes + C - 1) / C;
@@ -684,14 +764,15 @@ class pipeline {
       // ---- host -> device
       if (reuse) BATON_TRY(h2d_.ref().wait(compute_done(ev, slot)));
       const void* from = static_cast<const char*>(src) + off;
+      size_t slab = 0;
       if (!src_pinned) {
-        // The slab's last H2D (the slot's latest h2d_done record) must be done before it is rewritten.
-        if (reuse) BATON_TRY(cuda_check(cudaEventSynchronize(h2d_done(ev, slot)), "pipeline: staging slot wait"));
-        parallel_copy(staging_in_[size_t(slot)].data(), from, len);
-        from = staging_in_[size_t(slot)].data();
+        BATON_TRY_ASSIGN(slab, stage_in_(static_cast<const char*>(from), len, bytes - off - len + more_bytes));
+        from = ring_[slab].data();
       }
       BATON_TRY(cuda_check(cudaMemcpyAsync(din, from, len, cudaMemcpyHostToDevice, h2d_.get()), "pipeline: H2D"));
       BATON_TRY(cuda_check(cudaEventRecord(h2d_done(ev, slot), h2d_.get()), "cudaEventRecord"));
+      // The slab may be refilled once this H2D is done.
+      if (!src_pinned) BATON_TRY(cuda_check(cudaEventRecord(ring_free_[slab].get(), h2d_.get()), "cudaEventRecord"));
       // ---- compute
       BATON_TRY(compute_.ref().wait(h2d_done(ev, slot)));
       if (reuse) BATON_TRY(compute_.ref().wait(d2h_done(ev, slot)));
@@ -739,20 +820,29 @@ class pipeline {
     if (opt_.staging_threads > 0) return opt_.staging_threads;
     return std::clamp(int(std::thread::hardware_concurrency()), 1, 64);
   }
-  void parallel_copy(void* dst, const void* src, size_t len) {
-    if (!in_team_) in_team_ = std::make_unique<CopyTeam>(staging_threads_());
-    in_team_->copy(dst, src, len);
-  }
 
   pipeline_options opt_{};
   stream h2d_, compute_, d2h_;
   std::vector<event> ev_;
   std::vector<void*> dev_;
   std::unique_ptr<pinned_pool> staging_;
-  std::vector<pinned_buffer> staging_in_, staging_out_;
+  std::vector<pinned_buffer> staging_out_;  // K output slabs (pageable dst)
+  // Pageable input staging ahead of the GPU (stage_in_): R = K + D slabs, an event per slab
+  // recorded after the H2D that read it, the copies queued and not yet issued (in issue order,
+  // under *use_), and how many slab assignments were made (slab = ring_next_ % R).
+  struct staged_ {
+    const char* src;
+    size_t len;
+    size_t slab;
+    std::shared_ptr<CopyPool::copy> fill;
+  };
+  std::vector<pinned_buffer> ring_;
+  std::vector<event> ring_free_;
+  std::deque<staged_> ahead_;
+  uint64_t ring_next_ = 0;
   std::unique_ptr<serial_worker> drain_;   // copies staged outputs to a pageable dst, in order
   std::unique_ptr<CopyTeam> drain_team_;  // the drain's copies (created with it)
-  std::unique_ptr<CopyTeam> in_team_;  // the input staging copies (created at first use)
+  std::unique_ptr<CopyPool> in_pool_;  // the input staging copies (created at the first pageable input)
   SlotLedger slots_;                   // enqueue()'s chunk sequence, over the pipeline's life
   int device_ = 0;                      // the device the pipeline was created on
   // Serializes enqueue(), capture() and finish() between the caller's threads and the runner
