@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "byte_pattern.hpp"
 #include "baton/async/copy_pool.hpp"
 
 namespace {
@@ -21,15 +22,7 @@ using baton::async::CopyPool;
 using baton::errc;
 using baton::status;
 
-std::vector<std::uint8_t> pattern(size_t n, unsigned seed) {
-  std::vector<std::uint8_t> v(n);
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : v) {
-    x = x * 1664525u + 1013904223u;
-    b = std::uint8_t(x >> 24);
-  }
-  return v;
-}
+using bt_host::pattern;
 
 constexpr size_t MiB = size_t(1) << 20;
 

@@ -8,20 +8,13 @@
 #include <random>
 #include <vector>
 
+#include "byte_pattern.hpp"
 #include "baton/async/copy_team.hpp"
 
 namespace {
 using baton::async::CopyTeam;
 
-std::vector<std::uint8_t> pattern(size_t n, unsigned seed) {
-  std::vector<std::uint8_t> v(n);
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : v) {
-    x = x * 1664525u + 1013904223u;
-    b = std::uint8_t(x >> 24);
-  }
-  return v;
-}
+using bt_host::pattern;
 
 TEST(CopyTeam, CopiesEveryByteForAnyLengthAndTeamSize) {
   const size_t MiB = size_t(1) << 20;
