@@ -37,6 +37,22 @@ struct Ctx {
 class Await : public bt::DeviceTest, public ::testing::WithParamInterface<completion_mode> {};
 class AwaitMisc : public bt::DeviceTest {};
 
+// An empty baton stream is refused, not awaited as the legacy NULL stream; the named default stream
+// is awaited like any other.
+TEST_P(Await, EmptyStreamIsRefusedAndTheLegacyStreamIsAwaited) {
+  Ctx c(GetParam());
+  const async::stream empty;
+  auto body = [&]() -> task<status> {
+    status st = co_await done(c.ctx, empty);
+    if (st.code() != errc::invalid_argument || st.message().find("stream_ref::legacy()") == std::string::npos)
+      co_return status(errc::not_supported, "an empty stream was not refused: " + st.to_string());
+    co_return co_await done(c.ctx, stream_ref::legacy());
+  };
+  status st = sync_wait(body());
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(c.events.in_use(), 0u);
+}
+
 TEST_P(Await, ResumesAfterKernelOnExecutorThread) {
   Ctx c(GetParam());
   auto s = async::stream::create();

@@ -30,6 +30,7 @@ class chain_runner {
   // Launches every stage on `s` and completes when the chain has finished, with the chain's
   // error record turned into a status (watchdog reports name stage, tile and semaphore).
   [[nodiscard]] task<status> operator()(gpu_context& ctx, stream_ref s, std::vector<StageLaunch> launches) {
+    if (status u = s.usable("chain_runner"); !u.ok()) co_return u;
     if (record_ == nullptr) {
       void* p = nullptr;
       status st = cuda_check(cudaHostAlloc(&p, sizeof(ErrorRecord), cudaHostAllocDefault), "cudaHostAlloc (error record)");

@@ -32,6 +32,7 @@ class graph_exec {
   ~graph_exec() { reset(); }
   [[nodiscard]] status launch(stream_ref s) const {
     if (!e_) return status(errc::invalid_argument, "graph_exec: empty graph");
+    BATON_TRY(s.usable("graph_exec::launch"));
     return cuda_check(cudaGraphLaunch(e_, s), "cudaGraphLaunch");
   }
   [[nodiscard]] cudaGraphExec_t get() const noexcept { return e_; }
@@ -58,6 +59,7 @@ class graph_exec {
 // returns the replayable graph. If `enqueue` fails, the capture is ended and its error returned.
 template <class F>
 [[nodiscard]] result<graph_exec> capture(stream_ref s, F&& enqueue) {
+  BATON_TRY(s.usable("async::capture"));  // the legacy stream cannot be captured anyway
   BATON_TRY(cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
   status st = enqueue(s);
   cudaGraph_t g = nullptr;

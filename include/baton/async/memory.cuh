@@ -220,6 +220,7 @@ class device_buffer {
   }
   ~device_buffer() { reset(); }
   [[nodiscard]] static result<device_buffer> create(size_t bytes, stream_ref s) {
+    BATON_TRY(s.usable("device_buffer::create"));
     device_buffer b;
     BATON_TRY(cuda_check(cudaMallocAsync(&b.p_, bytes, s), "cudaMallocAsync"));
     b.bytes_ = bytes;

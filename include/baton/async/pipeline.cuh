@@ -214,6 +214,7 @@ class pipeline_graph {
   // Replays the whole pipeline on `s`: re-reads src, rewrites dst. Await it like any work on `s`.
   [[nodiscard]] status launch(stream_ref s) const {
     if (!g_.get()) return status(errc::invalid_argument, "pipeline_graph: empty (use pipeline::capture)");
+    BATON_TRY(s.usable("pipeline_graph::launch"));
     for (cudaStream_t ps : streams_) {  // after whatever the pipeline's streams still hold
       BATON_TRY(order_.record(ps).with_context("pipeline_graph::launch: ordering after the pipeline"));
       BATON_TRY(s.wait(order_.get()).with_context("pipeline_graph::launch: ordering after the pipeline"));

@@ -42,17 +42,35 @@ class stream_ref {
   [[nodiscard]] constexpr cudaStream_t get() const noexcept { return s_; }
   constexpr operator cudaStream_t() const noexcept { return s_; }  // NOLINT
   [[nodiscard]] cuda::stream_ref cccl() const noexcept { return cuda::stream_ref(s_); }
+  // Every baton call that puts work on a stream or waits for one refuses the handle 0
+  // (errc::invalid_argument, naming the call): it is what an empty baton::async::stream
+  // (default-constructed or moved-from) converts to, and CUDA would silently take it as the legacy
+  // default stream. A default stream is named: legacy() or per_thread().
+  [[nodiscard]] status usable(const char* what) const {
+    if (s_ != nullptr) return {};
+    return status(errc::invalid_argument,
+                  std::string(what) + ": the stream handle is 0 (an empty baton::async::stream, default-constructed or "
+                                      "moved-from, or a literal 0), which CUDA would take as the legacy default stream; "
+                                      "pass stream_ref::legacy() or stream_ref::per_thread() to mean a default stream");
+  }
   // Non-blocking: true when all work enqueued so far has completed.
   [[nodiscard]] result<bool> ready() const {
+    BATON_TRY(usable("stream_ref::ready"));
     cudaError_t e = cudaStreamQuery(s_);
     if (e == cudaSuccess) return true;
     if (e == cudaErrorNotReady) return false;
     return cuda_check(e, "cudaStreamQuery");
   }
   // Blocks the calling thread until this stream drains (per-stream, never device-wide).
-  [[nodiscard]] status synchronize() const { return cuda_check(cudaStreamSynchronize(s_), "cudaStreamSynchronize"); }
+  [[nodiscard]] status synchronize() const {
+    BATON_TRY(usable("stream_ref::synchronize"));
+    return cuda_check(cudaStreamSynchronize(s_), "cudaStreamSynchronize");
+  }
   // Makes this stream wait, on the GPU, for `e` (no host round trip).
-  [[nodiscard]] status wait(cudaEvent_t e) const { return cuda_check(cudaStreamWaitEvent(s_, e, 0), "cudaStreamWaitEvent"); }
+  [[nodiscard]] status wait(cudaEvent_t e) const {
+    BATON_TRY(usable("stream_ref::wait"));
+    return cuda_check(cudaStreamWaitEvent(s_, e, 0), "cudaStreamWaitEvent");
+  }
   friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept { return a.s_ == b.s_; }
 
  private:
@@ -99,6 +117,7 @@ class stream {
   operator stream_ref() const noexcept { return s_; }    // NOLINT
   operator cudaStream_t() const noexcept { return s_; }  // NOLINT
   [[nodiscard]] result<int> priority() const {
+    BATON_TRY(ref().usable("stream::priority"));
     int p = 0;
     BATON_TRY(cuda_check(cudaStreamGetPriority(s_, &p), "cudaStreamGetPriority"));
     return p;
@@ -134,7 +153,10 @@ class event {
   }
   [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
   operator cudaEvent_t() const noexcept { return e_; }  // NOLINT: usable wherever the raw event is
-  [[nodiscard]] status record(stream_ref s) const { return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord"); }
+  [[nodiscard]] status record(stream_ref s) const {
+    BATON_TRY(s.usable("event record"));
+    return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord");
+  }
   // Non-blocking completion check.
   [[nodiscard]] result<bool> ready() const {
     cudaError_t r = cudaEventQuery(e_);
@@ -172,7 +194,10 @@ class pooled_event {
   ~pooled_event() { release(); }
   [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
   operator cudaEvent_t() const noexcept { return e_; }  // NOLINT: usable wherever the raw event is
-  [[nodiscard]] status record(stream_ref s) const { return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord"); }
+  [[nodiscard]] status record(stream_ref s) const {
+    BATON_TRY(s.usable("event record"));
+    return cuda_check(cudaEventRecord(e_, s), "cudaEventRecord");
+  }
   [[nodiscard]] explicit operator bool() const noexcept { return e_ != nullptr; }
 
  private:

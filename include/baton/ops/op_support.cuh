@@ -68,9 +68,11 @@ template <class Op>
   float ms = 0;
   status st;
   for (int i = 0; i < warm && st.ok(); ++i) st = op.enqueue(stream);
-  if (st.ok()) st = a.record(stream);
+  // Raw records: an op takes any cudaStream_t, 0 included (CUDA's default stream as the program was
+  // compiled: legacy or per-thread), which async::event::record refuses as an empty baton stream.
+  if (st.ok()) st = cuda_status(cudaEventRecord(a, stream), "cudaEventRecord");
   for (int i = 0; i < iters && st.ok(); ++i) st = op.enqueue(stream);
-  if (st.ok()) st = b.record(stream);
+  if (st.ok()) st = cuda_status(cudaEventRecord(b, stream), "cudaEventRecord");
   if (st.ok()) st = b.synchronize();
   if (st.ok()) st = cuda_status(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
   if (st.ok()) st = op.check_errors(stream);
