@@ -393,6 +393,11 @@ struct GemmKernel {
     cute::TmaDescriptor tail_a_desc{};
     int tail_tile_m = -1;
     uint32_t tail_a_missing_bytes = 0;
+    // The same for B in a swapped GEMM over several token tiles (D column-major, n > tile_n,
+    // n % tile_n != 0): the last token tile's B box (Gemm::tail_b_box_). tail_tile_n < 0: none.
+    cute::TmaDescriptor tail_b_desc{};
+    int tail_tile_n = -1;
+    uint32_t tail_b_missing_bytes = 0;
   };
 
   // Partial tile of one CTA: the fp32 accumulators, stored thread-major in float2 pairs so that
@@ -429,6 +434,7 @@ struct GemmKernel {
       Mainloop::prefetch_tma_descriptors(params.mainloop);
       Epilogue::prefetch_tma_descriptors(params.epilogue);
       if (params.tail_tile_m >= 0) cute::prefetch_tma_descriptor(&params.tail_a_desc);
+      if (params.tail_tile_n >= 0) cute::prefetch_tma_descriptor(&params.tail_b_desc);
       // The tile comes from the stage's ticket (the stage's order), not from blockIdx; with
       // split-K, split_k consecutive tickets share a tile. CTA pairs take theirs from the cluster
       // index instead (both CTAs must agree, and a stage without inputs needs no ticket).
@@ -508,25 +514,29 @@ struct GemmKernel {
         const ABox a_box = assignment.tile.m == params.tail_tile_m
                                ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes}
                                : ABox{};
+        // The last token tile of a swapped GEMM loads B through its shortened box the same way.
+        const BBox b_box = assignment.tile.n == params.tail_tile_n
+                               ? BBox{&params.tail_b_desc, params.tail_b_missing_bytes}
+                               : BBox{};
         if constexpr (StageT::num_inputs > 0) {
           HorizonWaits waiter{&shared_storage.horizon.ready};
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter, a_box);
+                                   shared_storage.pipelines.mainloop, waiter, a_box, b_box);
         } else if constexpr (GridDependencyWait && WeightsFirst) {
           // PDL: A may be written by the previous grid. B streams into the free slots, then
           // griddepcontrol.wait (the previous grid complete, its writes visible) before A(0).
           GridDependencyWaits waiter;
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter, a_box);
+                                   shared_storage.pipelines.mainloop, waiter, a_box, b_box);
         } else {
           // PDL as CUTLASS does it: the previous grid complete before any load.
           if constexpr (GridDependencyWait) device::grid_dependency_wait();
           NoInputWaits waiter;
           collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
                                    blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
-                                   shared_storage.pipelines.mainloop, waiter, a_box);
+                                   shared_storage.pipelines.mainloop, waiter, a_box, b_box);
         }
         __syncwarp();
         if (params.next_weights.k_blocks > 0) prefetch_next_weights_(params.next_weights, int(threadIdx.x % 32));
@@ -894,6 +904,7 @@ class Gemm {
     shorten_a_box_(p, args);
     tail_a_box_(p, args);
     shorten_b_box_(p, args);
+    tail_b_box_(p, args);
     return p;
   }
 
@@ -1020,19 +1031,50 @@ class Gemm {
   static void shorten_b_box_(Params& p, const Arguments& args) {
     if constexpr (Config::d_column_major) {
       if (args.n >= Config::tile_n) return;
-      if (args.n <= 8 && Config::tile_n > 8) shorten_b_box_to_<8>(p, args);
-      else if (args.n <= 16 && Config::tile_n > 16) shorten_b_box_to_<16>(p, args);
-      else if (args.n <= 32 && Config::tile_n > 32) shorten_b_box_to_<32>(p, args);
-      else if (args.n <= 64 && Config::tile_n > 64) shorten_b_box_to_<64>(p, args);
-      else if (args.n <= 96 && Config::tile_n > 96) shorten_b_box_to_<96>(p, args);
-      else if (args.n <= 128 && Config::tile_n > 128) shorten_b_box_to_<128>(p, args);
-      else if (args.n <= 160 && Config::tile_n > 160) shorten_b_box_to_<160>(p, args);
+      const int rows = b_box_rows_(args.n);
+      if (rows == 0) return;
+      p.mainloop.tma_load_b.tma_desc_ = b_desc_(args, rows);
+      p.mainloop.tma_transaction_bytes_nk = uint32_t(rows * Config::tile_k * sizeof(typename Config::Element));
+      p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+    }
+  }
+  // The last token tile of a swapped GEMM over several (n > tile_n, r = n % tile_n tokens in it)
+  // loads B through a second descriptor with the shortest box covering r, as tail_a_box_ does for
+  // A: with the full box, the chain at M = 257 in two 192-token tiles ran 1.4x its time at M = 384
+  // on the same grid (H100, docs/mlp.md), the zero fill of up to 127 rows per k-block costing more
+  // than the MMA work.
+  static void tail_b_box_(Params& p, const Arguments& args) {
+    if constexpr (Config::d_column_major) {
+      const int r = args.n % Config::tile_n;
+      if (args.n <= Config::tile_n || r == 0) return;
+      const int rows = b_box_rows_(r);
+      if (rows == 0) return;
+      p.tail_b_desc = b_desc_(args, rows);
+      p.tail_tile_n = args.n / Config::tile_n;
+      p.tail_b_missing_bytes = uint32_t((Config::tile_n - rows) * Config::tile_k * sizeof(typename Config::Element));
+    }
+  }
+  // The box (rows) for r < tile_n tokens of B, 0 for the full box (no shorter box covers r).
+  static int b_box_rows_(int r) {
+    for (int rows : {8, 16, 32, 64, 96, 128, 160})
+      if (r <= rows && rows < Config::tile_n) return rows;
+    return 0;
+  }
+  static cute::TmaDescriptor b_desc_(const Arguments& args, int rows) {
+    switch (rows) {
+      case 8: return b_desc_of_<8>(args);
+      case 16: return b_desc_of_<16>(args);
+      case 32: return b_desc_of_<32>(args);
+      case 64: return b_desc_of_<64>(args);
+      case 96: return b_desc_of_<96>(args);
+      case 128: return b_desc_of_<128>(args);
+      default: return b_desc_of_<160>(args);
     }
   }
   template <int Rows>
-  static void shorten_b_box_to_(Params& p, const Arguments& args) {
+  static cute::TmaDescriptor b_desc_of_(const Arguments& args) {
     if constexpr (Rows >= Config::tile_n) {
-      return;  // never asked for (shorten_b_box_ picks boxes below tile_n only)
+      return {};  // never asked for (b_box_rows_ returns boxes below tile_n only)
     } else {
       using namespace cute;
       using Mainloop = typename Kernel::Mainloop;
@@ -1043,9 +1085,7 @@ class Gemm {
       auto tma = make_tma_copy_B_sm90(typename Mainloop::GmemTiledCopyB{}, tensor_b, smem_b,
                                       Shape<Int<Config::tile_m>, Int<Rows>, Int<Config::tile_k>>{},
                                       typename Config::ClusterShape{});
-      p.mainloop.tma_load_b.tma_desc_ = tma.tma_desc_;
-      p.mainloop.tma_transaction_bytes_nk = uint32_t(Rows * Config::tile_k * sizeof(typename Config::Element));
-      p.mainloop.tma_transaction_bytes = p.mainloop.tma_transaction_bytes_mk + p.mainloop.tma_transaction_bytes_nk;
+      return tma.tma_desc_;
     }
   }
 

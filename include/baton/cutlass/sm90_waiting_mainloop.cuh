@@ -85,6 +85,9 @@ struct ABox {
   cute::TmaDescriptor const* desc = nullptr;  // in kernel parameter space (__grid_constant__)
   uint32_t missing_bytes = 0;
 };
+// B's box of one tile, the same way: a shortened one for the ragged last token tile of a swapped
+// GEMM (B holds the tokens), whose other rows would be zero-filled by TMA at every k-block.
+using BBox = ABox;
 
 template <class BaseMainloop>
 struct WaitingMainloop : BaseMainloop {
@@ -123,7 +126,7 @@ struct WaitingMainloop : BaseMainloop {
   CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState smem_pipe_write,
                            cute::tuple<TensorA, TensorB> const& load_inputs, BlockCoord const& blk_coord,
                            KTileIterator k_tile_iter, int k_tile_count, TensorStorage& shared_tensors,
-                           PipelineStorage& pipeline_storage, Waiter& waiter, ABox a_box = {}) {
+                           PipelineStorage& pipeline_storage, Waiter& waiter, ABox a_box = {}, BBox b_box = {}) {
     using namespace cute;
     if (!cute::elect_one_sync()) return;
 
@@ -163,7 +166,12 @@ struct WaitingMainloop : BaseMainloop {
       else
         pipeline.producer_acquire(write_b);
       auto* bar = pipeline.producer_get_barrier(write_b);
-      copy(params.tma_load_b.with(*bar, uint16_t(0)), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
+      if (b_box.desc != nullptr) {  // a shortened box: the slot was armed for the full one
+        ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, 0u, b_box.missing_bytes);
+        copy(params.tma_load_b.with(b_box.desc, *bar), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
+      } else {
+        copy(params.tma_load_b.with(*bar, uint16_t(0)), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
+      }
       ++iter_b;
       ++write_b;
       ++kb;

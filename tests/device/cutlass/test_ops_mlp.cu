@@ -429,6 +429,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap160_pdl_m150", G, 150, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 1, 1},
         Case{"gelu_none_swap192_serial_split2_m170", G, 170, 520, 344, None, 2, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 0, 0},
         Case{"swiglu_none_swap2_192_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 0, 0},
+        // several token tiles with a ragged last one, loaded through a shortened B box (tail_b_box_):
+        // 257 = 192 + 65 (a 96-row box), 329 = 2 x 160 + 9 (a 16-row box) under split-K
+        Case{"gelu_none_swap12_192_m257", G, 257, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_160_split2_m329", S, 329, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
         Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
