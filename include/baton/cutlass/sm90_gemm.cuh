@@ -1040,9 +1040,9 @@ class Gemm {
   }
   // The last token tile of a swapped GEMM over several (n > tile_n, r = n % tile_n tokens in it)
   // loads B through a second descriptor with the shortest box covering r, as tail_a_box_ does for
-  // A: with the full box, the chain at M = 257 in two 192-token tiles ran 1.4x its time at M = 384
-  // on the same grid (H100, docs/mlp.md), the zero fill of up to 127 rows per k-block costing more
-  // than the MMA work.
+  // A: with the full box TMA zero-fills the tile_n - r missing rows at every k-block, which costs
+  // more than the rows it replaces (the chain got slower as M fell on the same grid: docs/mlp.md,
+  // "Swapped GEMMs over several token tiles").
   static void tail_b_box_(Params& p, const Arguments& args) {
     if constexpr (Config::d_column_major) {
       const int r = args.n % Config::tile_n;
