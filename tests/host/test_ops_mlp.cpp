@@ -88,7 +88,11 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
 // Policy none: tile widths and split-K come from the cost model (baton/ops/mlp_cost.hpp). The sets
 // below are the (width1, split1, width2, split2) chains that the H200 timed within 5% of the fastest
 // the op's tuning tried at that shape (run 38: four models x 35 M; bench/results/h200/mlp-cost-fit.csv.gz),
-// at twelve shapes picked before the model was fitted. The plan must choose one of them.
+// at twelve shapes picked before the model was fitted. The plan must choose one of them. A negative
+// width is a swapped GEMM in tiles of that many tokens: run 38 timed plain chains only, so where a
+// later H200 run timed swapped chains within 5% of the fastest, they join the set (Llama-2-7B at
+// m = 320, 2026-12-06: swapped 160-token GEMM2 144.6 us, both swapped 151.8, plain 128x256/128x96
+// 162.7; bench/results/h200/mlp-swapped-tokens.csv).
 TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) {
   struct Want {
     int m, h, f;
@@ -105,7 +109,7 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
       Want{256, 8192, 2752, Activation::swiglu, {{96, 1, 128, 1}}},
       Want{1000, 8192, 2752, Activation::swiglu, {{128, 1, 128, 1}, {128, 1, 256, 1}, {192, 1, 256, 1}}},
       Want{64, 4096, 11008, Activation::swiglu, {{96, 1, 96, 3}, {192, 1, 96, 3}, {192, 1, 128, 4}, {256, 1, 96, 3}}},
-      Want{320, 4096, 11008, Activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}}},
+      Want{320, 4096, 11008, Activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}, {256, 1, -160, 2}, {-160, 1, -160, 2}}},
       Want{4, 8192, 7168, Activation::swiglu, {{128, 1, 96, 1}, {128, 1, 128, 2}, {128, 1, 192, 3}, {128, 1, 256, 4}, {192, 1, 96, 1}, {192, 1, 128, 2}, {192, 1, 192, 3}}},
       Want{768, 8192, 7168, Activation::swiglu, {{96, 1, 192, 1}}},
   };
@@ -113,14 +117,16 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     const MlpPlan& pl = p.value();
-    const std::array<int, 4> got{pl.form1.tile, pl.form1.split_k, pl.form2.tile, pl.form2.split_k};
+    const auto width = [](const baton::ops::GemmForm& f) { return f.operands == GemmOperands::swapped ? -f.tile : f.tile; };
+    const std::array<int, 4> got{width(pl.form1), pl.form1.split_k, width(pl.form2), pl.form2.split_k};
     EXPECT_NE(std::find(w.ok.begin(), w.ok.end(), got), w.ok.end()) << pl.log_line();
     EXPECT_GT(pl.expected_us, 0.0) << pl.log_line();
     const int n1 = w.act == Activation::swiglu ? 2 * w.f : w.f;
-    EXPECT_FALSE((pl.form1.operands == GemmOperands::swapped)) << "m=" << w.m;  // off unless asked for
-    EXPECT_EQ(pl.gemm1.n, (n1 + pl.form1.tile - 1) / pl.form1.tile);
-    EXPECT_FALSE((pl.form2.operands == GemmOperands::swapped)) << "m=" << w.m;
-    EXPECT_EQ(pl.gemm2.n, (w.h + pl.form2.tile - 1) / pl.form2.tile);
+    const auto tiles = [&](const baton::ops::GemmForm& f, int n) {  // the grid's tile columns: tokens or weights
+      return f.operands == GemmOperands::swapped ? (w.m + f.tile - 1) / f.tile : (n + f.tile - 1) / f.tile;
+    };
+    EXPECT_EQ(pl.gemm1.n, tiles(pl.form1, n1));
+    EXPECT_EQ(pl.gemm2.n, tiles(pl.form2, w.h));
   }
   auto p = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
@@ -457,11 +463,12 @@ TEST(OpsMlpPlan, SwappedGemms) {
   EXPECT_EQ(s2.value().gemm2.n, 1);   // one tile of 32 tokens
   EXPECT_EQ(s2.value().form2.split_k, baton::choose_split_k(64, 43, 132));
   EXPECT_NE(s2.value().log_line().find("swapped 128x32 (W2 x Y^T)"), std::string::npos) << s2.value().log_line();
-  // m = 200: two 192-token tiles; on 8 SMs the automatic width would be wider, the swapped GEMM keeps 128.
+  // m = 200: two 160-token tiles (320 columns against two 192-token tiles' 384); on 8 SMs the
+  // automatic width would be wider, the swapped GEMM keeps 128.
   auto f = plan_mlp(MlpShape{200, 520, 344, Activation::gelu}, 8, on);
   ASSERT_TRUE(f.ok()) << f.error().to_string();
   EXPECT_TRUE((f.value().form2.operands == GemmOperands::swapped));
-  EXPECT_EQ(f.value().form2.tile, 192);  // tokens
+  EXPECT_EQ(f.value().form2.tile, 160);  // tokens
   EXPECT_EQ(f.value().gemm2.m, 5);
   EXPECT_EQ(f.value().gemm2.n, 2);
   // GEMM1 with GeLU, and both.
@@ -552,6 +559,35 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
     EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
     EXPECT_FALSE((p.value().form2.operands == GemmOperands::swapped)) << p.value().log_line();
   }
+}
+
+// A swapped GEMM asked for past one token tile takes the wide tile that computes the fewest padded
+// token columns (each tile's GMMA computes all of its columns), 192 on a tie: two 160-token tiles at
+// m = 257 (320 columns against 384), two of 192 at 330 (384 against 480), three of 160 at 480.
+TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
+  using baton::ops::mlp_swap_tile;
+  EXPECT_EQ(mlp_swap_tile(1, true), 32);
+  EXPECT_EQ(mlp_swap_tile(1, false), 160);
+  EXPECT_EQ(mlp_swap_tile(160, true), 160);
+  EXPECT_EQ(mlp_swap_tile(161, true), 192);
+  EXPECT_EQ(mlp_swap_tile(192, true), 192);
+  for (int m = 193; m <= 4096; ++m) {
+    const int t = mlp_swap_tile(m, true);
+    ASSERT_TRUE(t == 160 || t == 192) << m;
+    const int pad = (m + t - 1) / t * t, other_t = t == 160 ? 192 : 160, other = (m + other_t - 1) / other_t * other_t;
+    EXPECT_TRUE(pad < other || (pad == other && t == 192)) << "m=" << m << " tile " << t;
+  }
+  EXPECT_EQ(mlp_swap_tile(257, true), 160);
+  EXPECT_EQ(mlp_swap_tile(330, true), 192);
+  EXPECT_EQ(mlp_swap_tile(480, true), 160);
+  EXPECT_EQ(mlp_swap_tile(960, true), 192);  // 6 x 160 = 5 x 192
+  baton::ops::MlpOptions both;
+  both.gemm1.operands = both.gemm2.operands = GemmOperands::swapped;
+  auto p = plan_mlp(MlpShape{257, 8192, 7168, Activation::swiglu}, 132, both);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p.value().form1.tile, 160);
+  EXPECT_EQ(p.value().form2.tile, 160);
+  EXPECT_EQ(p.value().gemm1.n, 2);  // two token tiles
 }
 
 }  // namespace

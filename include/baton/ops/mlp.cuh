@@ -621,8 +621,9 @@ class Mlp {
               c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}};
             }));
     }
-    // Where one wide token tile covers the batch, each GEMM plain (the model's width) and swapped.
-    if (bp.policy == MlpPolicy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapWideTileN)
+    // Up to two wide token tiles (kMlpSwapMaxM), each GEMM plain (the model's width) and swapped
+    // (mlp_swap_tile's token tile).
+    if (bp.policy == MlpPolicy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapMaxM)
       for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
         for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})
           cands.push_back(none_with([&](MlpOptions& c) {

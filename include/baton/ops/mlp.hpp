@@ -83,7 +83,8 @@ struct GemmForm {
 
 // What the caller fixes of one GEMM's form; every field left empty is plan_mlp's choice.
 //   operands   empty: plain, or, with policy none and `tile` empty, swapped where the cost model
-//              (mlp_cost.hpp) says a 160- or 192-token tile covering the batch is faster (32 < m <= 192).
+//              (mlp_cost.hpp) says 160- or 192-token tiles are faster (32 < m <= kMlpSwapMaxM: one
+//              tile covering the batch, or two).
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
 //   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
@@ -141,11 +142,21 @@ inline constexpr bool mlp_tile_width_ok(int w) {
 inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192;
 inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN};
 // The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
-// kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the narrowest wide tile that covers m (192
-// past it: several token tiles).
+// kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the narrowest wide tile that covers m, and
+// past one tile the wide tile that computes the fewest padded token columns (every tile's GMMA
+// computes all its columns): m = 257 takes two 160-token tiles (320 columns, not 384), m = 330 two of
+// 192 (384, not 480); a tie takes 192 (fewer CTAs).
 inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
-  return m <= kMlpSwapTileN && has_narrow ? kMlpSwapTileN : m <= kMlpSwapMidTileN ? kMlpSwapMidTileN : kMlpSwapWideTileN;
+  if (m <= kMlpSwapTileN && has_narrow) return kMlpSwapTileN;
+  if (m <= kMlpSwapMidTileN) return kMlpSwapMidTileN;
+  const int64_t mid = (int64_t(m) + kMlpSwapMidTileN - 1) / kMlpSwapMidTileN * kMlpSwapMidTileN;
+  const int64_t wide = (int64_t(m) + kMlpSwapWideTileN - 1) / kMlpSwapWideTileN * kMlpSwapWideTileN;
+  return mid < wide ? kMlpSwapMidTileN : kMlpSwapWideTileN;
 }
+// The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs: two
+// 192-token tiles. Past one token tile (m > 192) they were measured faster than the plain GEMMs on
+// some models once the last tile's B box was shortened, and slower from 448 tokens on (docs/mlp.md).
+inline constexpr int kMlpSwapMaxM = 2 * kMlpSwapWideTileN;
 
 // The optional forms of the op's kernels: a kernel set (baton/ops/mlp.cuh, MlpKernelSet) may lack
 // them, since plan_mlp never picks either on its own (they run only when asked for, or as tuning
@@ -365,8 +376,8 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 }
 // The form of least modeled time (mlp_cost.hpp) of one GEMM without waits, D [m, n] = A [m, k] W [n, k]^T,
 // among what request `r` leaves open: plain widths x split-K (only over fewer tiles than SMs, in
-// parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form with a wide token
-// tile that covers m (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
+// parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form in wide token
+// tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
 // faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
 // candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
 template <class Extra>
@@ -388,9 +399,9 @@ template <class Extra>
   };
   for (int w : kMlpTileWidths)
     if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
-  if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapWideTileN)
+  if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapMaxM)
     for (int t : kMlpSwapWideTiles)
-      if (m <= t) consider(GemmOperands::swapped, t);
+      if (m <= t || m > kMlpSwapWideTileN) consider(GemmOperands::swapped, t);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   return best;

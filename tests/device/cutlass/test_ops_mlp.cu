@@ -17,6 +17,7 @@
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
 //   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
+//   * the legacy stream 0 for create(), tuning and enqueue (OpsMlpStreams);
 //   * shape and argument errors reported by create() / can_implement before anything runs;
 //   * the kernel forms baton::mlp_kernels has only with -DBATON_MLP_EXTRA_KERNELS=ON (CTA pairs,
 //     32-token swapped tiles): without them the cases that ask for them are skipped (after checking
@@ -428,10 +429,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap160_m100", G, 100, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap160_pdl_m150", G, 150, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 1, 1},
         Case{"gelu_none_swap192_serial_split2_m170", G, 170, 520, 344, None, 2, 2, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 0, 0},
-        Case{"swiglu_none_swap2_192_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 0, 0},
+        Case{"swiglu_none_swap2_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 0, 0},
         // several token tiles with a ragged last one, loaded through a shortened B box (tail_b_box_):
-        // 257 = 192 + 65 (a 96-row box), 329 = 2 x 160 + 9 (a 16-row box) under split-K
-        Case{"gelu_none_swap12_192_m257", G, 257, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        // 257 = 192 + 65 (a 96-row box), 329 = 2 x 160 + 9 (a 16-row box) under split-K; 300 with the
+        // tile left open: two 160-token tiles (mlp_swap_tile: 320 columns, not 384), the last of 140
+        Case{"gelu_none_swap12_192_m257", G, 257, 520, 344, None, 0, 0, 0, 0, false, 192, 192, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_160_split2_m329", S, 329, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
@@ -693,5 +696,58 @@ TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache)
   std::remove(file.c_str());
   ops::TuneCache::global().clear();
   (void)cudaStreamDestroy(stream);
+}
+
+// The ops take any cudaStream_t, the legacy stream 0 included (the async layer refuses 0, but the
+// op's tuning records raw events, so it never reaches that refusal): create() with tuning and with
+// none on stream 0, then enqueue on it; the untuned op gives Z bit-identical to the same plan on a
+// stream of its own, the tuned one a correct Z (its plan may split differently).
+TEST(OpsMlpStreams, TheLegacyStreamZeroServesCreateTuningAndEnqueue) {
+  if (!baton::require_device().ok()) GTEST_SKIP() << "no device";
+  constexpr int m = 72, h = 264, f = 344;
+  std::vector<bf16> hx(size_t(m) * h), hw1(size_t(f) * h), hw2(size_t(h) * f);
+  unsigned r = 11;
+  auto rnd = [&] { r = r * 1664525u + 1013904223u; return bf16(float(int(r >> 9) % 2001 - 1000) / 4000.f); };
+  for (auto* v : {&hx, &hw1, &hw2})
+    for (auto& e : *v) e = rnd();
+  auto dx = bt::dev_alloc<bf16>(hx.size()), dw1 = bt::dev_alloc<bf16>(hw1.size()), dw2 = bt::dev_alloc<bf16>(hw2.size());
+  auto dy = bt::dev_alloc<bf16>(size_t(m) * f), dz = bt::dev_alloc<bf16>(size_t(m) * h);
+  ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
+  BT_CUDA(cudaMemcpy(dx.get(), hx.data(), hx.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  BT_CUDA(cudaMemcpy(dw1.get(), hw1.data(), hw1.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  BT_CUDA(cudaMemcpy(dw2.get(), hw2.data(), hw2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  cudaStream_t own = nullptr;
+  BT_CUDA(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+  ops::TuneCache::global().clear();
+  auto run = [&](cudaStream_t s, bool tune, std::vector<bf16>& z) {
+    ops::MlpRunOptions o;
+    o.tune = tune;
+    o.tune_iters = 3;
+    o.log = false;
+    auto op = TestMlp<Activation::gelu>::create({m, h, f, Activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
+                                                s, o);
+    ASSERT_TRUE(op.ok()) << (s ? "own stream: " : "stream 0: ") << op.error().to_string();
+    BT_CUDA(cudaMemsetAsync(dz.get(), 0xFF, size_t(m) * h * sizeof(bf16), s));
+    BT_ASSERT_OK(op.value()->enqueue(s));
+    BT_ASSERT_OK(op.value()->check_errors(s));
+    BT_CUDA(cudaStreamSynchronize(s));
+    z.resize(size_t(m) * h);
+    BT_CUDA(cudaMemcpy(z.data(), dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  };
+  std::vector<bf16> z_own, z_zero, z_tuned;
+  run(own, false, z_own);
+  run(nullptr, false, z_zero);
+  run(nullptr, true, z_tuned);
+  EXPECT_EQ(std::memcmp(z_own.data(), z_zero.data(), z_own.size() * sizeof(bf16)), 0) << "same plan, stream 0";
+  double num = 0, den = 0;
+  for (size_t i = 0; i < z_own.size(); ++i) {
+    const double a = float(z_tuned[i]), b = float(z_own[i]);
+    ASSERT_TRUE(std::isfinite(a)) << "Z[" << i << "] of the op tuned on stream 0 is not written";
+    num += (a - b) * (a - b);
+    den += b * b;
+  }
+  EXPECT_LT(std::sqrt(num / std::max(den, 1e-30)), 1e-2) << "the op tuned on stream 0 against the untuned one";
+  ops::TuneCache::global().clear();
+  (void)cudaStreamDestroy(own);
 }
 }  // namespace
