@@ -445,8 +445,9 @@ TEST(OpsMlpPlan, L2PrefetchOfW2OnRequest) {
 
 // The swapped GEMMs (W x activations^T in tiles of 128 weight rows x T tokens). Automatic by default:
 // the cost model weighs the 160- and 192-token forms where one such tile covers the batch
-// (32 < m <= 192); the 32-token decode form only when asked for (measured slower). When asked for,
-// the token tile is the narrowest kernel's that covers m, the grid counts weight tiles x token
+// (32 < m <= 192) or two do (m <= 384); the 32-token decode form only when asked for (measured
+// slower). When asked for, the token tile is mlp_swap_tile's (the narrowest that covers m, past one
+// tile the one that pads the fewest columns), the grid counts weight tiles x token
 // tiles with its own split-K, the swapped GEMM keeps 128-row tiles, and it needs policy none.
 TEST(OpsMlpPlan, SwappedGemms) {
   auto d = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132);
