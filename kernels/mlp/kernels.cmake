@@ -18,6 +18,7 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_narrow         | NarrowUpConfig<Activation::gelu>   | PlainStage                | none"
   "up_gelu_swapped160     | SwapUpConfigT<Activation::gelu, 160>   | PlainStage            | none"
   "up_gelu_swapped192     | SwapUpConfigT<Activation::gelu, 192>   | PlainStage            | none"
+  "up_gelu_swapped224     | SwapUpConfigT<Activation::gelu, 224>   | PlainStage            | none"
   # GEMM1, SwiGLU pairs (the swapped ones: wide token tiles only)
   "up_swiglu              | UpConfig<Activation::swiglu>       | PlainStage                | none"
   "up_swiglu_kblock       | UpConfig<Activation::swiglu>       | ProducerStage<KBlock>     | none"
@@ -27,6 +28,7 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_narrow       | NarrowUpConfig<Activation::swiglu> | PlainStage                | none"
   "up_swiglu_swapped160   | SwapUpConfigT<Activation::swiglu, 160> | PlainStage            | none"
   "up_swiglu_swapped192   | SwapUpConfigT<Activation::swiglu, 192> | PlainStage            | none"
+  "up_swiglu_swapped224   | SwapUpConfigT<Activation::swiglu, 224> | PlainStage            | none"
   # GEMM2: the chain's (plain, waiting per k-block / per row), PDL-launched forms, the plain widths
   "down                   | DownConfig                         | PlainStage                | none"
   "down_kblock            | DownConfig                         | ConsumerStage<KBlock>     | none"
@@ -43,6 +45,8 @@ set(BATON_MLP_KERNEL_TABLE
   "down_swapped160_after_grid | SwapDownConfigT<160>           | PlainStage                | before_loads"
   "down_swapped192        | SwapDownConfigT<192>               | PlainStage                | none"
   "down_swapped192_after_grid | SwapDownConfigT<192>           | PlainStage                | before_loads"
+  "down_swapped224        | SwapDownConfigT<224>               | PlainStage                | none"
+  "down_swapped224_after_grid | SwapDownConfigT<224>           | PlainStage                | before_loads"
 )
 # The optional forms (MlpKernelForms in baton/ops/mlp.hpp), 7 kernels: plan_mlp never picks them on
 # its own, only a request (GemmFormRequest::cta_pairs; GemmOperands::swapped at m <= 32) or tuning
@@ -64,8 +68,9 @@ set(BATON_MLP_EXTRA_KERNEL_TABLE
 if(BATON_MLP_EXTRA_KERNELS)
   list(APPEND BATON_MLP_KERNEL_TABLE ${BATON_MLP_EXTRA_KERNEL_TABLE})
 endif()
-# The rows whose tile width is not one of CuTe's standard GMMA widths (the 160-token swapped tiles):
+# The rows whose tile width is not one of CuTe's standard GMMA widths (the 160- and 224-token swapped tiles):
 # their translation units define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, every other one compiles
 # without it (~30 s less each; baton/cutlass/sm90_gemm.cuh). A row missing here that needs it fails
 # GemmConfig's static_assert, naming the macro.
-set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swapped160 down_swapped160_after_grid)
+set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swapped160 down_swapped160_after_grid
+    up_gelu_swapped224 up_swiglu_swapped224 down_swapped224 down_swapped224_after_grid)

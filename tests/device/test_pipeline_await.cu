@@ -4,13 +4,15 @@
 //     is only sync_wait's);
 //   * cancelled at a random chunk (a progress callback stops the token): the chunks reported
 //     complete are right, every byte past report.bytes_completed is untouched, the counts agree with
-//     what the callback saw; a token stopped before the run issues nothing;
+//     what the callback saw; the same with the token stopped from another thread and no callback
+//     (no per-chunk events); a token stopped before the run issues nothing;
 //   * runs back to back and interleaved with enqueue() on the same pipeline: all outputs right;
 //   * a compute function's error comes back with the chunk named, and the pipeline stays usable;
 //   * a typed chunk function whose output is half its input (out_chunk_bytes), and the refusals.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -156,6 +158,29 @@ TEST_P(PipelineAwait, CancelledAtARandomChunkLeavesTheRestUntouched) {
     EXPECT_GE(rep.chunks_completed, stop_at);
     EXPECT_EQ(rep.cancelled, rep.chunks_completed < chunks);
     EXPECT_EQ(seen, rep.chunks_completed) << "the callback saw every completed chunk";
+    EXPECT_EQ(rep.bytes_completed, rep.chunks_completed * chunk);
+    const size_t done_elems = rep.bytes_completed / 4;
+    EXPECT_EQ(b.wrong(0, done_elems), 0u) << "trial " << trial;
+    EXPECT_EQ(b.touched(done_elems, b.n), 0u) << "trial " << trial << ": chunks never issued must leave dst untouched";
+  }
+  // Stopped from another thread, with no progress callback (the runner then records no per-chunk
+  // events and waits for the last chunk issued only): the same guarantees.
+  for (int trial = 0; trial < bt::scaled(8); ++trial) {
+    Buffers b(bytes / 4, GetParam());
+    b.fill(uint32_t(200 + trial));
+    cancel_source stop;
+    pipeline_run_options o;
+    o.token = stop.get_token();
+    const auto delay = std::chrono::microseconds(100 + rng() % 1200);
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(delay);
+      stop.request_stop();
+    });
+    auto r = sync_wait(p.value().run(c.ctx, b.src(), b.dst(), bytes, twice_plus_one(40000), o));
+    stopper.join();
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    const pipeline_report& rep = r.value();
+    EXPECT_EQ(rep.cancelled, rep.chunks_completed < chunks) << "trial " << trial;
     EXPECT_EQ(rep.bytes_completed, rep.chunks_completed * chunk);
     const size_t done_elems = rep.bytes_completed / 4;
     EXPECT_EQ(b.wrong(0, done_elems), 0u) << "trial " << trial;

@@ -464,14 +464,14 @@ TEST(OpsMlpPlan, SwappedGemms) {
   EXPECT_EQ(s2.value().gemm2.n, 1);   // one tile of 32 tokens
   EXPECT_EQ(s2.value().form2.split_k, baton::choose_split_k(64, 43, 132));
   EXPECT_NE(s2.value().log_line().find("swapped 128x32 (W2 x Y^T)"), std::string::npos) << s2.value().log_line();
-  // m = 200: two 160-token tiles (320 columns against two 192-token tiles' 384); on 8 SMs the
+  // m = 200: one 224-token tile (224 columns against two 160-token tiles' 320); on 8 SMs the
   // automatic width would be wider, the swapped GEMM keeps 128.
   auto f = plan_mlp(MlpShape{200, 520, 344, Activation::gelu}, 8, on);
   ASSERT_TRUE(f.ok()) << f.error().to_string();
   EXPECT_TRUE((f.value().form2.operands == GemmOperands::swapped));
-  EXPECT_EQ(f.value().form2.tile, 160);  // tokens
+  EXPECT_EQ(f.value().form2.tile, 224);  // tokens
   EXPECT_EQ(f.value().gemm2.m, 5);
-  EXPECT_EQ(f.value().gemm2.n, 2);
+  EXPECT_EQ(f.value().gemm2.n, 1);
   // GEMM1 with GeLU, and both.
   on.gemm1.operands = GemmOperands::swapped;
   auto g = plan_mlp(MlpShape{8, 12288, 6144, Activation::gelu}, 132, on);
@@ -508,7 +508,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   bad.gemm1.tile = 32;  // no 32-token SwiGLU kernel
   auto b = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, bad);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 160 and 192 (32 with GeLU only)"),
+  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 160, 192 and 224 (32 with GeLU only)"),
             std::string::npos)
       << b.error().message();
 }
@@ -516,7 +516,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
 // Just past one 128-row band (129 <= m <= 192) plain GEMMs make a second band that streams the
 // weights again with one MMA warp group idle; one swapped token tile covers the batch. The model
 // picks the narrowest swapped tile that covers m for Llama-2-70B TP4's GEMM1 there (and never below
-// 33 or above 192 tokens), the chain it expects is faster than the best plain one, and switching
+// 33 tokens, one 224-token tile at 193-224, or above 448), the chain it expects is faster than the best plain one, and switching
 // the swap off (0) or fixing a width restores the plain plan.
 TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   for (int m : {129, 144, 160, 161, 176, 192}) {
@@ -554,7 +554,7 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   auto e = plan_mlp(MlpShape{129, 12288, 6144, Activation::gelu}, 132, eight);
   ASSERT_TRUE(e.ok()) << e.error().to_string();
   EXPECT_EQ(e.value().form1.split_k, 8);
-  for (int m : {1, 32, 193, 256, 1024}) {
+  for (int m : {1, 32, 193, 224, 449, 1024}) {
     auto p = plan_mlp(MlpShape{m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
@@ -562,9 +562,10 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   }
 }
 
-// A swapped GEMM asked for past one token tile takes the wide tile that computes the fewest padded
-// token columns (each tile's GMMA computes all of its columns), 192 on a tie: two 160-token tiles at
-// m = 257 (320 columns against 384), two of 192 at 330 (384 against 480), three of 160 at 480.
+// A swapped GEMM asked for takes the wide tile (160, 192, 224) that computes the fewest padded token
+// columns (each tile's GMMA computes all of its columns), the wider on a tie: one 224-token tile at
+// m = 200, two 160-token tiles at 257 (320 columns against 384), two of 192 at 330 (384 against
+// 448), two of 224 at 400, three of 160 at 480.
 TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   using baton::ops::mlp_swap_tile;
   EXPECT_EQ(mlp_swap_tile(1, true), 32);
@@ -572,14 +573,20 @@ TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   EXPECT_EQ(mlp_swap_tile(160, true), 160);
   EXPECT_EQ(mlp_swap_tile(161, true), 192);
   EXPECT_EQ(mlp_swap_tile(192, true), 192);
-  for (int m = 193; m <= 4096; ++m) {
+  const int tiles[] = {160, 192, 224};
+  for (int m = 33; m <= 4096; ++m) {
     const int t = mlp_swap_tile(m, true);
-    ASSERT_TRUE(t == 160 || t == 192) << m;
-    const int pad = (m + t - 1) / t * t, other_t = t == 160 ? 192 : 160, other = (m + other_t - 1) / other_t * other_t;
-    EXPECT_TRUE(pad < other || (pad == other && t == 192)) << "m=" << m << " tile " << t;
+    ASSERT_TRUE(t == 160 || t == 192 || t == 224) << m;
+    const int pad = (m + t - 1) / t * t;
+    for (int o : tiles) {
+      const int other = (m + o - 1) / o * o;
+      EXPECT_TRUE(pad < other || (pad == other && t >= o)) << "m=" << m << " tile " << t << " against " << o;
+    }
   }
+  EXPECT_EQ(mlp_swap_tile(200, true), 224);
   EXPECT_EQ(mlp_swap_tile(257, true), 160);
   EXPECT_EQ(mlp_swap_tile(330, true), 192);
+  EXPECT_EQ(mlp_swap_tile(400, true), 224);
   EXPECT_EQ(mlp_swap_tile(480, true), 160);
   EXPECT_EQ(mlp_swap_tile(960, true), 192);  // 6 x 160 = 5 x 192
   baton::ops::MlpOptions both;

@@ -556,11 +556,13 @@ class pipeline {
 
   // The chunks of one run(), on the runner thread: each issued as an enqueue() of one chunk (the
   // slot ledger orders them with everything before; the lock is taken per chunk so that another
-  // thread's enqueue() may come between two), an event recorded after its D2H; completed chunks
-  // are counted (and reported) without blocking while issuing, then the issued ones are waited
-  // for and the pageable outputs drained. What is the same for every chunk is done once: the
-  // pinned queries, the events (kept by the pipeline and reused by later runs) and the record of
-  // gpu_done_event().
+  // thread's enqueue() may come between two); with a progress callback an event is recorded after
+  // each chunk's D2H and completed chunks are reported without blocking while issuing, then the
+  // issued ones are waited for and the pageable outputs drained. Without one only
+  // gpu_done_event() is recorded and waited for: per-chunk events and queries cost the runner ~2 us
+  // a chunk, which a pageable run, bound by the runner's host work, pays in full. What is the same
+  // for every chunk is done once: the pinned queries and the events (kept by the pipeline and
+  // reused by later runs).
   status run_chunks_(const void* src, void* dst, size_t bytes, const chunk_fn& f, const pipeline_run_options& o,
                      pipeline_report& report) {
     const size_t C = opt_.chunk_bytes, OC = opt_.out_chunk_bytes;
@@ -576,7 +578,8 @@ class pipeline {
       }
     };
     const bool src_pinned = is_pinned(src), dst_pinned = is_pinned(dst);
-    while (run_events_.size() < n && err.ok()) {
+    const bool per_chunk = bool(o.progress);
+    while (per_chunk && run_events_.size() < n && err.ok()) {
       auto e = event::create();
       if (e.ok()) run_events_.push_back(std::move(e.value()));
       else err = e.error().with_context("pipeline::run: chunk events");
@@ -592,7 +595,7 @@ class pipeline {
         std::lock_guard<std::mutex> lk(*use_);
         err = enqueue_locked_(static_cast<const char*>(src) + off, static_cast<char*>(dst) + i * OC, len, f, src_pinned,
                               dst_pinned, bytes - off - len);
-        if (err.ok()) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
+        if (err.ok() && per_chunk) err = cuda_check(cudaEventRecord(done[i].get(), d2h_.get()), "cudaEventRecord");
         if (err.ok() && i + 1 == n) err = cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord");
       }
       if (!err.ok()) {
@@ -600,6 +603,7 @@ class pipeline {
         break;
       }
       ++issued;
+      if (!per_chunk) continue;
       size_t k = completed;
       while (k < issued && cudaEventQuery(done[k].get()) == cudaSuccess) ++k;
       mark(k);
@@ -609,7 +613,12 @@ class pipeline {
       const status r = cuda_check(cudaEventRecord(gpu_done_event(), d2h_.get()), "cudaEventRecord");
       if (err.ok()) err = r;
     }
-    for (size_t k = completed; k < issued; ++k) {
+    if (!per_chunk && issued > 0) {  // gpu_done_event() follows the last chunk issued
+      const status w = cuda_check(cudaEventSynchronize(gpu_done_event()), "pipeline::run: waiting for the chunks");
+      if (!w.ok() && err.ok()) err = w;
+      if (w.ok()) completed = issued;
+    }
+    for (size_t k = completed; per_chunk && k < issued; ++k) {
       const status w = cuda_check(cudaEventSynchronize(done[k].get()), "pipeline::run: waiting for a chunk");
       if (!w.ok()) {
         if (err.ok()) err = w;

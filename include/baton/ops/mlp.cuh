@@ -19,9 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations, a type satisfying mlp_kernels::MlpKernelSet. The default
-// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 10 GEMM1 (9 with
-// SwiGLU) + 18 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256,
-// swapped with 32 (GeLU only), 160 and 192 tokens per tile; down: the same, the swapped ones plain
+// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 11 GEMM1 (10 with
+// SwiGLU) + 20 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256,
+// swapped with 32 (GeLU only), 160, 192 and 224 tokens per tile; down: the same, the swapped ones plain
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
 // links them from the library baton::mlp_kernels instead, compiled once; the library has the
@@ -115,8 +115,8 @@ using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
 // The swapped GEMMs (GemmOperands::swapped) in tiles of 128 weight rows x T tokens,
 // D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
 // GEMM1 as W1 x X^T with the GeLU epilogue or as SwiGLU pairs (W1's packed gate/up rows).
-// T = kMlpSwapTileN (decode), or kMlpSwapMidTileN / kMlpSwapWideTileN (a batch of up to 160 / 192
-// tokens in one tile).
+// T = kMlpSwapTileN (decode), or one of kMlpSwapWideTiles (160, 192, 224: batches that one or two
+// such tiles cover).
 template <int T>
 using SwapTile = cute::Shape<cute::_128, cute::Int<T>, cute::_64>;
 template <int T>
@@ -259,6 +259,15 @@ struct Inline {
 // `static constexpr bool has_cta_pairs / has_narrow_swapped = false` (kernel_forms_of): it still
 // declares their functions (they may return errc::not_supported), and the op neither plans nor
 // calls them.
+// The three swapped GEMMs of one wide token tile T (kMlpSwapWideTiles): GEMM1 (GeLU or SwiGLU pairs),
+// GEMM2, and GEMM2 PDL-launched.
+template <class K, Activation A, int T>
+concept MlpSwappedWideKernels = requires(const PlainStage& plain, const sm90::GemmArguments<SwapUpConfigT<A, T>>& up,
+                                         const sm90::GemmArguments<SwapDownConfigT<T>>& down) {
+  { K::template up_swapped_wide<T>(plain, up) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide<T>(plain, down) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_swapped_wide_after_grid<T>(plain, down) } -> std::same_as<result<StageLaunch>>;
+};
 template <class K, Activation A>
 concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBlock>& up_kblock,
                                 const ProducerStage<Row>& up_row, const ConsumerStage<KBlock>& down_kblock,
@@ -305,7 +314,8 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::template up_swapped_wide<kMlpSwapWideTileN>(plain, up_swapped_wide) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide_after_grid<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
-} && (A != Activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
+} && MlpSwappedWideKernels<K, A, kMlpSwapWiderTileN> &&
+    (A != Activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
   { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
 });
 static_assert(MlpKernelSet<Inline<Activation::gelu>, Activation::gelu> &&
@@ -382,9 +392,10 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
   const bool swapped = f.operands == GemmOperands::swapped;
   if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
   if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+  if (swapped && f.tile == kMlpSwapWiderTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWiderTileN>{});
   if (swapped && f.tile != kMlpSwapTileN)
     return unformed_gemm(status(errc::not_supported, what + ": no swapped kernel of " + std::to_string(f.tile) +
-                                                         "-token tiles (kernels: 32, 160, 192)"));
+                                                         "-token tiles (kernels: 32, 160, 192, 224)"));
   if (swapped) {
     if constexpr (forms.narrow_swapped)
       return formed_gemm(sm90::GemmArguments<SwapDownConfig>{n, m, k, w, a, d}, f.split_k, {},
@@ -755,6 +766,7 @@ class Mlp {
     const bool swapped = f.operands == GemmOperands::swapped;
     if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
     if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+    if (swapped && f.tile == kMlpSwapWiderTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWiderTileN>{});
     if (swapped) {
       // The 32-token kernel is referenced only where the kernel set has it (plan_mlp refuses it first).
       if constexpr (Act == Activation::gelu && kernel_forms.narrow_swapped) {
@@ -766,7 +778,7 @@ class Mlp {
       }
       return detail::unformed_gemm(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
                                                        std::to_string(f.tile) + "-token tiles for " +
-                                                       to_string(Act) + " (kernels: 160, 192, and 32 with GeLU)"));
+                                                       to_string(Act) + " (kernels: 160, 192, 224, and 32 with GeLU)"));
     }
     switch (f.tile) {
       case kMlpTileN:

@@ -136,27 +136,36 @@ inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
 }
 
-// Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode,
-// 160 and 192 for batches that one wide token tile covers (the GMMA computes every token column of
-// the tile, so the narrowest tile that covers m wastes the least).
-inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192;
-inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN};
+// Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode; 160, 192 and
+// 224 (the wide tiles) for batches that one or two such tiles cover (the GMMA computes every token
+// column of the tile, so the tile that pads the fewest columns wastes the least; cuBLASLt sizes its
+// token tile to the batch the same way, docs/mlp.md). No 256-token tile: past 448 tokens the plain
+// GEMMs' four row bands are full and the cost model weighs two 256-token tiles slower.
+inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192, kMlpSwapWiderTileN = 224;
+inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN, kMlpSwapWiderTileN};
+inline constexpr bool mlp_swap_wide_tile_ok(int t) {
+  for (int w : kMlpSwapWideTiles)
+    if (w == t) return true;
+  return false;
+}
 // The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
-// kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the narrowest wide tile that covers m, and
-// past one tile the wide tile that computes the fewest padded token columns (every tile's GMMA
-// computes all its columns): m = 257 takes two 160-token tiles (320 columns, not 384), m = 330 two of
-// 192 (384, not 480); a tie takes 192 (fewer CTAs).
+// kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the wide tile that computes the fewest padded
+// token columns, the wider on a tie (fewer CTAs): m = 150 takes 160, 200 one tile of 224, 257 two of
+// 160 (320 columns, not 384), 330 two of 192, 400 two of 224, 500 three of 192.
 inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
   if (m <= kMlpSwapTileN && has_narrow) return kMlpSwapTileN;
-  if (m <= kMlpSwapMidTileN) return kMlpSwapMidTileN;
-  const int64_t mid = (int64_t(m) + kMlpSwapMidTileN - 1) / kMlpSwapMidTileN * kMlpSwapMidTileN;
-  const int64_t wide = (int64_t(m) + kMlpSwapWideTileN - 1) / kMlpSwapWideTileN * kMlpSwapWideTileN;
-  return mid < wide ? kMlpSwapMidTileN : kMlpSwapWideTileN;
+  int best = 0;
+  int64_t best_cols = 0;
+  for (int t : kMlpSwapWideTiles) {
+    const int64_t cols = (int64_t(m) + t - 1) / t * t;
+    if (best == 0 || cols <= best_cols) best = t, best_cols = cols;
+  }
+  return best;
 }
-// The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs: two
-// 192-token tiles. Past one token tile (m > 192) they were measured faster than the plain GEMMs on
-// some models once the last tile's B box was shortened, and slower from 448 tokens on (docs/mlp.md).
-inline constexpr int kMlpSwapMaxM = 2 * kMlpSwapWideTileN;
+// The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs: two of
+// the widest token tiles. Past one token tile they were measured faster than the plain GEMMs on
+// some models once the last tile's B box was shortened, and slower over three or more (docs/mlp.md).
+inline constexpr int kMlpSwapMaxM = 2 * kMlpSwapWiderTileN;
 
 // The optional forms of the op's kernels: a kernel set (baton/ops/mlp.cuh, MlpKernelSet) may lack
 // them, since plan_mlp never picks either on its own (they run only when asked for, or as tuning
@@ -399,9 +408,12 @@ template <class Extra>
   };
   for (int w : kMlpTileWidths)
     if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
+  // One token tile of 160 or 192 that covers m, or two of any wide width: one 224-token tile at
+  // m = 193-224 ran 3% slower than Llama-2-70B's plain GEMMs (H100, 2026-12-06), which the model
+  // had faster.
   if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapMaxM)
     for (int t : kMlpSwapWideTiles)
-      if (m <= t || m > kMlpSwapWideTileN) consider(GemmOperands::swapped, t);
+      if (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m) consider(GemmOperands::swapped, t);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   return best;
@@ -451,9 +463,9 @@ template <class Extra>
     if (r.tile) {
       const int t = *r.tile;
       const bool narrow_ok = which == 2 || s.act == Activation::gelu;
-      if (swapped && !(t == kMlpSwapMidTileN || t == kMlpSwapWideTileN || (t == kMlpSwapTileN && narrow_ok)))
+      if (swapped && !(mlp_swap_wide_tile_ok(t) || (t == kMlpSwapTileN && narrow_ok)))
         return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
-                                                  (narrow_ok ? "32, 160 and 192" : "160 and 192 (32 with GeLU only)"));
+                                                  (narrow_ok ? "32, 160, 192 and 224" : "160, 192 and 224 (32 with GeLU only)"));
       if (!swapped && !mlp_tile_width_ok(t))
         return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have 96, 128, 192 and 256");
     }
@@ -567,8 +579,8 @@ struct FreeGemmPlan {
   if (r.split_k && (*r.split_k < 1 || *r.split_k > k_tiles))
     return status(errc::invalid_argument, dims + "split_k " + std::to_string(*r.split_k) + " must be in [1, " +
                                               std::to_string(k_tiles) + "] (its k-blocks)");
-  if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || *r.tile == kMlpSwapMidTileN || *r.tile == kMlpSwapWideTileN))
-    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 160 and 192");
+  if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || mlp_swap_wide_tile_ok(*r.tile)))
+    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 160, 192 and 224");
   if (r.tile && !swapped && !mlp_tile_width_ok(*r.tile))
     return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have 96, 128, 192 and 256");
   if (r.cta_pairs.value_or(false)) {

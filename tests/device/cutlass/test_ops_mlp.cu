@@ -15,7 +15,8 @@
 //   * 128x96 GEMMs as CTA pairs (MlpOptions::cta_pairs: 1x2 clusters multicasting A): odd tile
 //     columns padded, split-K, m < 128, both GEMM2 launches, mixed widths;
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
-//   * the swapped decode GEMM2 (W2 x Y^T, Z column-major): ragged, split-K, PDL and plain paths;
+//   * the swapped GEMMs (W x activations^T, the output column-major) in 32-, 160-, 192- and 224-token
+//     tiles, one or several (a ragged last one): ragged, split-K, PDL and plain paths;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
 //   * the legacy stream 0 for create(), tuning and enqueue (OpsMlpStreams);
 //   * shape and argument errors reported by create() / can_implement before anything runs;
@@ -436,6 +437,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap12_192_m257", G, 257, 520, 344, None, 0, 0, 0, 0, false, 192, 192, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_160_split2_m329", S, 329, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
+        // 224-token tiles: one (m = 200, split-K) and two with a ragged last one (m = 400: 224 + 176)
+        Case{"swiglu_none_swap12_224_split2_m200", S, 200, 520, 344, None, 2, 2, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap12_m400", G, 400, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
         Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
