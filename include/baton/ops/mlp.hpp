@@ -408,9 +408,8 @@ template <class Extra>
   };
   for (int w : kMlpTileWidths)
     if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
-  // One token tile of 160 or 192 that covers m, or two of any wide width: one 224-token tile at
-  // m = 193-224 ran 3% slower than Llama-2-70B's plain GEMMs (H100, 2026-12-06), which the model
-  // had faster.
+  // One token tile of 160 or 192 that covers m, or two of any wide width: a single 224-token tile
+  // measured slower than the plain GEMMs at m = 193-224, where the model has it faster (docs/mlp.md).
   if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapMaxM)
     for (int t : kMlpSwapWideTiles)
       if (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m) consider(GemmOperands::swapped, t);
