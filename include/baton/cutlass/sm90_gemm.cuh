@@ -1056,7 +1056,7 @@ class Gemm {
   }
   // The box (rows) for r < tile_n tokens of B, 0 for the full box (no shorter box covers r).
   static int b_box_rows_(int r) {
-    for (int rows : {8, 16, 32, 64, 96, 128, 160})
+    for (int rows : {8, 16, 32, 64, 96, 128, 160, 192})
       if (r <= rows && rows < Config::tile_n) return rows;
     return 0;
   }
@@ -1068,7 +1068,8 @@ class Gemm {
       case 64: return b_desc_of_<64>(args);
       case 96: return b_desc_of_<96>(args);
       case 128: return b_desc_of_<128>(args);
-      default: return b_desc_of_<160>(args);
+      case 160: return b_desc_of_<160>(args);
+      default: return b_desc_of_<192>(args);
     }
   }
   template <int Rows>

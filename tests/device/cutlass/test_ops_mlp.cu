@@ -437,9 +437,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gelu_none_swap12_192_m257", G, 257, 520, 344, None, 0, 0, 0, 0, false, 192, 192, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_m300", S, 300, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_160_split2_m329", S, 329, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
-        // 224-token tiles: one (m = 200, split-K) and two with a ragged last one (m = 400: 224 + 176)
+        // 224-token tiles: one (m = 200, split-K) and two with a ragged last one (m = 400: 224 + 176,
+        // a 192-row box; 416: 224 + 192, the box full, split-K)
         Case{"swiglu_none_swap12_224_split2_m200", S, 200, 520, 344, None, 2, 2, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_m400", G, 400, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_224_split2_m416", S, 416, 520, 344, None, 2, 2, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
         Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
