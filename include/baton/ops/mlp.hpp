@@ -88,8 +88,8 @@ struct GemmForm {
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
 //   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
-//              GEMM1 with GeLU), 160 or 192. Empty: the model's (plain, policy none), 128 (waits) or
-//              the narrowest swapped tile that covers m (mlp_swap_tile).
+//              GEMM1 with GeLU), 160, 192 or 224. Empty: the model's (plain, policy none), 128 (waits)
+//              or the swapped tile that pads the fewest token columns (mlp_swap_tile).
 //   split_k    empty: the model's (policy none), else choose_split_k (one wave of CTAs).
 //   cta_pairs  true: a plain 96-wide GEMM runs as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the
 //              two CTAs of a 1 x 2 cluster compute adjacent tiles of one row and TMA-multicast A, so A
