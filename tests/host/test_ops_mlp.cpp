@@ -562,6 +562,26 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   }
 }
 
+// Past one token tile the plan weighs swapped GEMMs over two (m <= 448), in the width that pads the
+// fewest columns: for Llama-2-70B TP4 it picks both GEMMs swapped in two tiles at m = 257-320 (160
+// tokens) and 385-448 (224), which the H100 and H200 timed 7-22% faster than the plain plan
+// (docs/mlp.md), and the plain GEMMs where they are full (m = 256, 352) and past 448.
+TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
+  struct Want {
+    int m, tile;  // tile 0: both GEMMs plain
+  };
+  for (const Want w : {Want{257, 160}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}, Want{352, 0}, Want{449, 0}}) {
+    auto p = plan_mlp(MlpShape{w.m, 8192, 7168, Activation::swiglu}, 132);
+    ASSERT_TRUE(p.ok()) << p.error().to_string();
+    const MlpPlan& pl = p.value();
+    for (const baton::ops::GemmForm& f : {pl.form1, pl.form2}) {
+      EXPECT_EQ(f.operands == GemmOperands::swapped, w.tile != 0) << "m=" << w.m << ": " << pl.log_line();
+      if (w.tile != 0) EXPECT_EQ(f.tile, w.tile) << pl.log_line();
+    }
+    if (w.tile != 0) EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line();  // two token tiles
+  }
+}
+
 // A swapped GEMM asked for takes the wide tile (160, 192, 224) that computes the fewest padded token
 // columns (each tile's GMMA computes all of its columns), the wider on a tie: one 224-token tile at
 // m = 200, two 160-token tiles at 257 (320 columns against 384), two of 192 at 330 (384 against
