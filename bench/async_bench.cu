@@ -13,7 +13,16 @@
 //                      rates, the other N-1 chunks at the measured both-directions-at-once rate.
 //                      baton-pipeline-await-k3: the same K=3 pipeline awaited (co_await
 //                      pipeline::run(ctx, ...)), with the awaiting thread's CPU time per run
-//                      (caller_cpu_us, caller_cpu_fraction of the run).
+//                      (caller_cpu_us, caller_cpu_fraction of the run). It is timed alternately
+//                      with baton-pipeline-k3's run() (pinned and pageable alike):
+//                      paired_ratio_to_run / paired_excess_us are the medians over those pairs of
+//                      awaited / run() and awaited - run(); start_to_runner_us (sync_wait called ->
+//                      the runner thread's first compute call), start_to_resumed_us (-> the
+//                      coroutine resumed after its co_await) and resumed_to_caller_us (-> sync_wait
+//                      returned) time the awaited run's thread hand-offs.
+//                      -inline: the same with the coroutine resumed on the reactor's thread
+//                      (inline_executor) instead of a one-thread pool. -back-to-back: awaited runs
+//                      one after the other with no run() between them (threads still awake).
 //   pipeline-pageable  the same from/to pageable memory; baseline: synchronous pageable copies.
 //                      -stagingT: pipeline_options::staging_threads = T (default: one per hardware thread).
 //   pipeline-pageable-src  a pageable source into pinned memory (only the input staged); baseline:
@@ -213,13 +222,16 @@ int main(int argc, char** argv) {
   // Declared before the device buffers, whose destructors enqueue their frees on s1.
   stream s1 = take(stream::create(), "stream::create"), s2 = take(stream::create(), "stream::create"),
          s3 = take(stream::create(), "stream::create");
-  // Pinned source and destination: two slabs of one pool (the pool outlives its leases).
-  pinned_pool pinned(bytes, 2);
+  // Pinned source and destinations: slabs of one pool (the pool outlives its leases). The second
+  // destination is the awaited run's, timed alternately with run() into the first.
+  pinned_pool pinned(bytes, 3);
   const pinned_buffer hsrc_mem = take(pinned.acquire(bytes), "pinned source");
   const pinned_buffer hdst_mem = take(pinned.acquire(bytes), "pinned destination");
+  const pinned_buffer hdst2_mem = take(pinned.acquire(bytes), "pinned destination (awaited)");
   float* const hsrc = hsrc_mem.as<float>().data();
   float* const hdst = hdst_mem.as<float>().data();
-  std::vector<float> psrc(n), pdst(n);
+  float* const hdst2 = hdst2_mem.as<float>().data();
+  std::vector<float> psrc(n), pdst(n), pdst2(n);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (size_t i = 0; i < n; ++i) hsrc[i] = psrc[i] = dist(rng);
@@ -327,30 +339,89 @@ int main(int argc, char** argv) {
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
       return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
     };
-    auto await_variant = [&](int K, const float* src, float* dst, int reps, std::vector<double>& caller_cpu) {
+    // run() (enqueue + finish) and the awaited run of the same K pipeline, alternated rep by rep
+    // (run, await, run, await, ...): both see the same host and link conditions, which drift from
+    // one second to the next with pageable memory (host memcpy), and each awaited run starts with
+    // its threads idle for a whole run() (as a program's occasional await does), where back-to-back
+    // awaits find them just woken. Each pair gives one ratio. Per awaited run, host clock stamps:
+    // the start (before sync_wait), the runner thread's first compute call, the awaiting coroutine
+    // resumed on `ex` (after the co_await), and the caller back from sync_wait.
+    struct Paired {
+      std::vector<double> run_us, await_us, caller_cpu, start_hop_us, resume_us, back_hop_us;
+    };
+    auto paired_variants = [&](int K, const float* src, float* await_dst, float* run_dst, int reps, executor& ex) {
+      Paired out;
       auto p = pipeline::create(pipeline_options{C, K});
+      auto q = pipeline::create(pipeline_options{C, K});
       TRY(p.error());
-      thread_pool pool(1);
+      TRY(q.error());
       reactor r;
       event_pool evs;
-      gpu_context ctx{r, pool, evs};
-      return time_wall([&] {
-        const double c0 = thread_cpu_us();
-        auto rep = sync_wait(p.value().run(ctx, src, dst, bytes, f));
-        caller_cpu.push_back(thread_cpu_us() - c0);
-        TRY(rep.error());
-        if (rep.value().chunks_completed != rep.value().chunks_total) TRY(status(errc::invalid_argument, "pipeline::run stopped early"));
-      }, reps);
+      gpu_context ctx{r, ex, evs};
+      std::atomic<double> first_call{0.0};
+      compute_fn f_await = [&](const void* in, void* out_, size_t b, stream_ref s) {
+        double zero = 0.0;
+        (void)first_call.compare_exchange_strong(zero, now_us());
+        return f(in, out_, b, s);
+      };
+      double resumed = 0;
+      auto body = [&]() -> task<result<pipeline_report>> {
+        auto rep = co_await q.value().run(ctx, src, await_dst, bytes, f_await);
+        resumed = now_us();
+        co_return rep;
+      };
+      auto awaited = [&]() -> status {
+        first_call.store(0.0);
+        const double c0 = thread_cpu_us(), t0 = now_us();
+        auto rep = sync_wait(body());
+        const double t1 = now_us();
+        out.caller_cpu.push_back(thread_cpu_us() - c0);
+        out.start_hop_us.push_back(first_call.load() - t0);
+        out.resume_us.push_back(resumed - t0);
+        out.back_hop_us.push_back(t1 - resumed);
+        BATON_TRY(rep.error());
+        if (rep.value().chunks_completed != rep.value().chunks_total)
+          return status(errc::invalid_argument, "pipeline::run (awaited) stopped early");
+        return status{};
+      };
+      TRY(p.value().run(src, run_dst, bytes, f));  // untimed first calls: slabs, threads, events
+      TRY(awaited());
+      out = Paired{};
+      for (int i = 0; i < reps; ++i) {
+        double t0 = now_us();
+        TRY(p.value().run(src, run_dst, bytes, f));
+        out.run_us.push_back(now_us() - t0);
+        t0 = now_us();
+        TRY(awaited());
+        out.await_us.push_back(now_us() - t0);
+      }
+      return out;
     };
-    auto await_row = [&](const std::string& wl, const std::vector<double>& us, std::vector<double> cpu, const float* dst) {
-      bench::Row r = bench::timed_row(wl, shape, "baton-pipeline-await-k3", us, pipe_floor, false, verify(dst));
-      cpu.erase(cpu.begin());  // the untimed first call
-      const double c = bench::stats(cpu).median;
+    auto await_row = [&](const std::string& wl, const std::string& variant, const Paired& t, const float* dst) {
+      bench::Row r = bench::timed_row(wl, shape, variant, t.await_us, pipe_floor, false, verify(dst));
+      std::vector<double> ratio, excess;
+      for (size_t i = 0; i < t.await_us.size(); ++i) {
+        ratio.push_back(t.await_us[i] / t.run_us[i]);
+        excess.push_back(t.await_us[i] - t.run_us[i]);
+      }
+      auto med = [](const std::vector<double>& v, const char* f) {
+        char b[64];
+        std::snprintf(b, sizeof b, f, bench::stats(v).median);
+        return std::string(b);
+      };
+      const double c = bench::stats(t.caller_cpu).median;
       char b[64];
-      std::snprintf(b, sizeof b, "%.1f", c);
-      r.extra = {{"caller_cpu_us", b}};
       std::snprintf(b, sizeof b, "%.4f", r.median_us > 0 ? c / r.median_us : 0.0);
-      r.extra.push_back({"caller_cpu_fraction", b});
+      // paired_ratio_to_run: the median over the alternated pairs of awaited / run(), the
+      // comparison the two rows' medians make less exactly when the host drifts; the rest are
+      // medians of the awaited runs' stamps (see paired_variants).
+      r.extra = {{"caller_cpu_us", med(t.caller_cpu, "%.1f")},
+                 {"caller_cpu_fraction", b},
+                 {"paired_ratio_to_run", med(ratio, "%.4f")},
+                 {"paired_excess_us", med(excess, "%.1f")},
+                 {"start_to_runner_us", med(t.start_hop_us, "%.1f")},
+                 {"start_to_resumed_us", med(t.resume_us, "%.1f")},
+                 {"resumed_to_caller_us", med(t.back_hop_us, "%.1f")}};
       return r;
     };
     {
@@ -360,16 +431,33 @@ int main(int argc, char** argv) {
       std::memset(hdst, 0xFF, bytes);
       us = time_wall([&] { three_stream(hsrc, hdst); }, a.reps);
       rows.push_back(bench::timed_row("pipeline", shape, "hand-3-stream", us, pipe_floor, true, verify(hdst)));
-      for (int K : {2, 3}) {
+      std::memset(hdst, 0xFF, bytes);
+      us = pipe_variant(2, hsrc, hdst, a.reps);
+      rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k2", us, pipe_floor, false, verify(hdst)));
+      {  // K = 3: run() and the awaited run alternated (the awaited one writes hdst2)
         std::memset(hdst, 0xFF, bytes);
-        us = pipe_variant(K, hsrc, hdst, a.reps);
-        rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k" + std::to_string(K), us, pipe_floor, false, verify(hdst)));
-      }
-      {
-        std::memset(hdst, 0xFF, bytes);
-        std::vector<double> cpu;
-        us = await_variant(3, hsrc, hdst, a.reps, cpu);
-        rows.push_back(await_row("pipeline", us, cpu, hdst));
+        std::memset(hdst2, 0xFF, bytes);
+        thread_pool pool(1);
+        auto t = paired_variants(3, hsrc, hdst2, hdst, a.reps, pool);
+        rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-k3", t.run_us, pipe_floor, false, verify(hdst)));
+        rows.push_back(await_row("pipeline", "baton-pipeline-await-k3", t, hdst2));
+        // The same with the coroutine resumed inline on the reactor's thread (no executor hop).
+        std::memset(hdst2, 0xFF, bytes);
+        inline_executor inl;
+        t = paired_variants(3, hsrc, hdst2, hdst, a.reps, inl);
+        rows.push_back(await_row("pipeline", "baton-pipeline-await-k3-inline", t, hdst2));
+        // Awaited runs back to back (no run() between them): the threads find each other awake.
+        std::memset(hdst2, 0xFF, bytes);
+        auto q = pipeline::create(pipeline_options{C, 3});
+        TRY(q.error());
+        reactor r;
+        event_pool evs;
+        gpu_context ctx{r, pool, evs};
+        us = time_wall([&] {
+          auto rep = sync_wait(q.value().run(ctx, hsrc, hdst2, bytes, f));
+          TRY(rep.error());
+        }, a.reps);
+        rows.push_back(bench::timed_row("pipeline", shape, "baton-pipeline-await-k3-back-to-back", us, pipe_floor, false, verify(hdst2)));
       }
       {  // the same K=3 pipeline as one graph: captured once, replays timed (the graph before the pipeline)
         auto p = pipeline::create(pipeline_options{C, 3});
@@ -401,14 +489,13 @@ int main(int argc, char** argv) {
       std::memset(pdst.data(), 0xFF, bytes);
       auto us = time_wall([&] { sync_pipeline(psrc.data(), pdst.data()); }, preps);
       rows.push_back(bench::timed_row("pipeline-pageable", shape, "sync-pageable", us, pipe_floor, true, verify(pdst.data())));
-      std::memset(pdst.data(), 0xFF, bytes);
-      us = pipe_variant(3, psrc.data(), pdst.data(), preps);
-      rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3", us, pipe_floor, false, verify(pdst.data())));
-      {
+      {  // run() and the awaited run alternated, a.reps pairs (the awaited one writes pdst2)
         std::memset(pdst.data(), 0xFF, bytes);
-        std::vector<double> cpu;
-        us = await_variant(3, psrc.data(), pdst.data(), preps, cpu);
-        rows.push_back(await_row("pipeline-pageable", us, cpu, pdst.data()));
+        std::memset(pdst2.data(), 0xFF, bytes);
+        thread_pool pool(1);
+        auto t = paired_variants(3, psrc.data(), pdst2.data(), pdst.data(), a.reps, pool);
+        rows.push_back(bench::timed_row("pipeline-pageable", shape, "baton-pipeline-k3", t.run_us, pipe_floor, false, verify(pdst.data())));
+        rows.push_back(await_row("pipeline-pageable", "baton-pipeline-await-k3", t, pdst2.data()));
       }
       for (int t : {4, 8}) {  // pipeline_options::staging_threads (default: hardware threads, the row above)
         std::memset(pdst.data(), 0xFF, bytes);
