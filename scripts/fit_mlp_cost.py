@@ -204,7 +204,8 @@ def from_logs(paths, run, commit):
                 continue
             m, h, f, act = int(head[1]), int(head[2]), int(head[3]), head[4]
             chains = {}
-            for cand in re.split(r" us(?:, |$)", head[5].strip()):
+            # The list may end with "; not tried: ..." (candidates the kernel set lacks).
+            for cand in re.split(r" us(?:, |$)", head[5].split("; not tried")[0].strip()):
                 if not cand:
                     continue
                 c = CAND.match(cand)

@@ -16,6 +16,7 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_wide           | WideUpConfig<Activation::gelu>     | PlainStage                | none"
   "up_gelu_mid            | MidUpConfig<Activation::gelu>      | PlainStage                | none"
   "up_gelu_narrow         | NarrowUpConfig<Activation::gelu>   | PlainStage                | none"
+  "up_gelu_swapped144     | SwapUpConfigT<Activation::gelu, 144>   | PlainStage            | none"
   "up_gelu_swapped160     | SwapUpConfigT<Activation::gelu, 160>   | PlainStage            | none"
   "up_gelu_swapped192     | SwapUpConfigT<Activation::gelu, 192>   | PlainStage            | none"
   "up_gelu_swapped224     | SwapUpConfigT<Activation::gelu, 224>   | PlainStage            | none"
@@ -26,6 +27,7 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_wide         | WideUpConfig<Activation::swiglu>   | PlainStage                | none"
   "up_swiglu_mid          | MidUpConfig<Activation::swiglu>    | PlainStage                | none"
   "up_swiglu_narrow       | NarrowUpConfig<Activation::swiglu> | PlainStage                | none"
+  "up_swiglu_swapped144   | SwapUpConfigT<Activation::swiglu, 144> | PlainStage            | none"
   "up_swiglu_swapped160   | SwapUpConfigT<Activation::swiglu, 160> | PlainStage            | none"
   "up_swiglu_swapped192   | SwapUpConfigT<Activation::swiglu, 192> | PlainStage            | none"
   "up_swiglu_swapped224   | SwapUpConfigT<Activation::swiglu, 224> | PlainStage            | none"
@@ -41,6 +43,8 @@ set(BATON_MLP_KERNEL_TABLE
   "down_mid_after_grid    | MidDownConfig                      | PlainStage                | before_a"
   "down_narrow            | NarrowDownConfig                   | PlainStage                | none"
   "down_narrow_after_grid | NarrowDownConfig                   | PlainStage                | before_a"
+  "down_swapped144        | SwapDownConfigT<144>               | PlainStage                | none"
+  "down_swapped144_after_grid | SwapDownConfigT<144>           | PlainStage                | before_loads"
   "down_swapped160        | SwapDownConfigT<160>               | PlainStage                | none"
   "down_swapped160_after_grid | SwapDownConfigT<160>           | PlainStage                | before_loads"
   "down_swapped192        | SwapDownConfigT<192>               | PlainStage                | none"
@@ -68,9 +72,10 @@ set(BATON_MLP_EXTRA_KERNEL_TABLE
 if(BATON_MLP_EXTRA_KERNELS)
   list(APPEND BATON_MLP_KERNEL_TABLE ${BATON_MLP_EXTRA_KERNEL_TABLE})
 endif()
-# The rows whose tile width is not one of CuTe's standard GMMA widths (the 160- and 224-token swapped tiles):
+# The rows whose tile width is not one of CuTe's standard GMMA widths (the 144-, 160- and 224-token swapped tiles):
 # their translation units define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, every other one compiles
 # without it (~30 s less each; baton/cutlass/sm90_gemm.cuh). A row missing here that needs it fails
 # GemmConfig's static_assert, naming the macro.
 set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swapped160 down_swapped160_after_grid
-    up_gelu_swapped224 up_swiglu_swapped224 down_swapped224 down_swapped224_after_grid)
+    up_gelu_swapped224 up_swiglu_swapped224 down_swapped224 down_swapped224_after_grid
+    up_gelu_swapped144 up_swiglu_swapped144 down_swapped144 down_swapped144_after_grid)

@@ -508,7 +508,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   bad.gemm1.tile = 32;  // no 32-token SwiGLU kernel
   auto b = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, bad);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 160, 192 and 224 (32 with GeLU only)"),
+  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 144, 160, 192 and 224 (32 with GeLU only)"),
             std::string::npos)
       << b.error().message();
 }
@@ -563,14 +563,15 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
 }
 
 // Past one token tile the plan weighs swapped GEMMs over two (m <= 448), in the width that pads the
-// fewest columns: for Llama-2-70B TP4 it picks both GEMMs swapped in two tiles at m = 257-320 (160
-// tokens) and 385-448 (224), which the H100 and H200 timed 7-22% faster than the plain plan
-// (docs/mlp.md), and the plain GEMMs where they are full (m = 256, 352) and past 448.
+// fewest columns: for Llama-2-70B TP4 it picks both GEMMs swapped in two tiles at m = 257-288 (144
+// tokens), 289-320 (160) and 385-448 (224), which the H100 and H200 timed 7-22% faster than the
+// plain plan (docs/mlp.md; the 144-token tiles on the H100 against 160), and the plain GEMMs where
+// they are full (m = 256, 352) and past 448.
 TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
   struct Want {
     int m, tile;  // tile 0: both GEMMs plain
   };
-  for (const Want w : {Want{257, 160}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}, Want{352, 0}, Want{449, 0}}) {
+  for (const Want w : {Want{257, 144}, Want{288, 144}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}, Want{352, 0}, Want{449, 0}}) {
     auto p = plan_mlp(MlpShape{w.m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     const MlpPlan& pl = p.value();
@@ -582,40 +583,53 @@ TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
   }
 }
 
-// A swapped GEMM asked for takes the wide tile (160, 192, 224) that computes the fewest padded token
-// columns (each tile's GMMA computes all of its columns), the wider on a tie: one 224-token tile at
-// m = 200, two 160-token tiles at 257 (320 columns against 384), two of 192 at 330 (384 against
-// 448), two of 224 at 400, three of 160 at 480.
+// A swapped GEMM asked for takes the wide tile (144, 160, 192, 224; 144 only as two tiles at
+// m = 257-288) that computes the fewest padded token columns (each tile's GMMA computes all of its
+// columns), the wider on a tie: one 224-token tile at m = 200, two 144-token tiles at 257 (288
+// columns against 320), two of 160 at 300, two of 192 at 330 (384 against 448), two of 224 at 400,
+// three of 160 at 480.
 TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   using baton::ops::mlp_swap_tile;
+  using baton::ops::mlp_swap_tile_serves;
   EXPECT_EQ(mlp_swap_tile(1, true), 32);
   EXPECT_EQ(mlp_swap_tile(1, false), 160);
+  EXPECT_EQ(mlp_swap_tile(129, true), 160);  // one 144-token tile is not weighed
+  EXPECT_EQ(mlp_swap_tile(144, true), 160);
   EXPECT_EQ(mlp_swap_tile(160, true), 160);
   EXPECT_EQ(mlp_swap_tile(161, true), 192);
   EXPECT_EQ(mlp_swap_tile(192, true), 192);
-  const int tiles[] = {160, 192, 224};
+  EXPECT_EQ(mlp_swap_tile(256, true), 160);  // two of 144 would fit, but only past 256
+  const int tiles[] = {144, 160, 192, 224};
   for (int m = 33; m <= 4096; ++m) {
     const int t = mlp_swap_tile(m, true);
-    ASSERT_TRUE(t == 160 || t == 192 || t == 224) << m;
+    ASSERT_TRUE(t == 144 || t == 160 || t == 192 || t == 224) << m;
+    ASSERT_TRUE(mlp_swap_tile_serves(t, m)) << m;
+    EXPECT_EQ(t == 144, m >= 257 && m <= 288) << m;
     const int pad = (m + t - 1) / t * t;
     for (int o : tiles) {
+      if (!mlp_swap_tile_serves(o, m)) continue;
       const int other = (m + o - 1) / o * o;
       EXPECT_TRUE(pad < other || (pad == other && t >= o)) << "m=" << m << " tile " << t << " against " << o;
     }
   }
   EXPECT_EQ(mlp_swap_tile(200, true), 224);
-  EXPECT_EQ(mlp_swap_tile(257, true), 160);
+  EXPECT_EQ(mlp_swap_tile(257, true), 144);
+  EXPECT_EQ(mlp_swap_tile(288, true), 144);
+  EXPECT_EQ(mlp_swap_tile(289, true), 160);
+  EXPECT_EQ(mlp_swap_tile(300, true), 160);
   EXPECT_EQ(mlp_swap_tile(330, true), 192);
   EXPECT_EQ(mlp_swap_tile(400, true), 224);
   EXPECT_EQ(mlp_swap_tile(480, true), 160);
   EXPECT_EQ(mlp_swap_tile(960, true), 192);  // 6 x 160 = 5 x 192
   baton::ops::MlpOptions both;
   both.gemm1.operands = both.gemm2.operands = GemmOperands::swapped;
-  auto p = plan_mlp(MlpShape{257, 8192, 7168, Activation::swiglu}, 132, both);
-  ASSERT_TRUE(p.ok()) << p.error().to_string();
-  EXPECT_EQ(p.value().form1.tile, 160);
-  EXPECT_EQ(p.value().form2.tile, 160);
-  EXPECT_EQ(p.value().gemm1.n, 2);  // two token tiles
+  for (int m : {257, 300}) {
+    auto p = plan_mlp(MlpShape{m, 8192, 7168, Activation::swiglu}, 132, both);
+    ASSERT_TRUE(p.ok()) << p.error().to_string();
+    EXPECT_EQ(p.value().form1.tile, m == 257 ? 144 : 160);
+    EXPECT_EQ(p.value().form2.tile, m == 257 ? 144 : 160);
+    EXPECT_EQ(p.value().gemm1.n, 2);  // two token tiles
+  }
 }
 
 }  // namespace

@@ -83,12 +83,12 @@ struct GemmForm {
 
 // What the caller fixes of one GEMM's form; every field left empty is plan_mlp's choice.
 //   operands   empty: plain, or, with policy none and `tile` empty, swapped where the cost model
-//              (mlp_cost.hpp) says 160- or 192-token tiles are faster (32 < m <= kMlpSwapMaxM: one
-//              tile covering the batch, or two).
+//              (mlp_cost.hpp) says wide token tiles are faster (32 < m <= kMlpSwapMaxM: one
+//              160- or 192-token tile covering the batch, or two tiles: mlp_swap_tile_serves).
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
 //   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
-//              GEMM1 with GeLU), 160, 192 or 224. Empty: the model's (plain, policy none), 128 (waits)
+//              GEMM1 with GeLU), 144, 160, 192 or 224. Empty: the model's (plain, policy none), 128 (waits)
 //              or the swapped tile that pads the fewest token columns (mlp_swap_tile).
 //   split_k    empty: the model's (policy none), else choose_split_k (one wave of CTAs).
 //   cta_pairs  true: a plain 96-wide GEMM runs as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the
@@ -136,27 +136,38 @@ inline constexpr bool mlp_tile_width_ok(int w) {
   return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
 }
 
-// Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode; 160, 192 and
-// 224 (the wide tiles) for batches that one or two such tiles cover (the GMMA computes every token
-// column of the tile, so the tile that pads the fewest columns wastes the least; cuBLASLt sizes its
-// token tile to the batch the same way, docs/mlp.md). No 256-token tile: past 448 tokens the plain
-// GEMMs' four row bands are full and the cost model weighs two 256-token tiles slower.
-inline constexpr int kMlpSwapTileN = 32, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192, kMlpSwapWiderTileN = 224;
-inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapMidTileN, kMlpSwapWideTileN, kMlpSwapWiderTileN};
+// Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode; 144, 160, 192
+// and 224 (the wide tiles) for batches that one or two such tiles cover (the GMMA computes every
+// token column of the tile, so the tile that pads the fewest columns wastes the least; cuBLASLt sizes
+// its token tile to the batch the same way, docs/mlp.md). No 256-token tile: past 448 tokens the
+// plain GEMMs' four row bands are full and the cost model weighs two 256-token tiles slower.
+inline constexpr int kMlpSwapTileN = 32, kMlpSwapSlimTileN = 144, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192,
+                     kMlpSwapWiderTileN = 224;
+inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapSlimTileN, kMlpSwapMidTileN, kMlpSwapWideTileN, kMlpSwapWiderTileN};
 inline constexpr bool mlp_swap_wide_tile_ok(int t) {
   for (int w : kMlpSwapWideTiles)
     if (w == t) return true;
   return false;
 }
+// Whether the wide tile t serves a batch of m tokens: every wide tile does, but 144 only as exactly
+// two tiles past two row bands (m = 257-288, 288 columns instead of 160's 320). One 144-token tile
+// would replace the 160-token plans timed at m = 129-144, two at m <= 256 would put the plan's
+// swapped candidates against the plain GEMMs where two row bands are full, and three or more
+// were never timed.
+inline constexpr bool mlp_swap_tile_serves(int t, int m) {
+  return t != kMlpSwapSlimTileN || (m > 2 * 128 && m <= 2 * kMlpSwapSlimTileN);
+}
 // The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
 // kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the wide tile that computes the fewest padded
-// token columns, the wider on a tie (fewer CTAs): m = 150 takes 160, 200 one tile of 224, 257 two of
-// 160 (320 columns, not 384), 330 two of 192, 400 two of 224, 500 three of 192.
+// token columns (of those that serve m), the wider on a tie (fewer CTAs): m = 150 takes 160, 200 one
+// tile of 224, 257 two of 144 (288 columns, not 320), 300 two of 160, 330 two of 192, 400 two of
+// 224, 500 three of 192.
 inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
   if (m <= kMlpSwapTileN && has_narrow) return kMlpSwapTileN;
   int best = 0;
   int64_t best_cols = 0;
   for (int t : kMlpSwapWideTiles) {
+    if (!mlp_swap_tile_serves(t, m)) continue;
     const int64_t cols = (int64_t(m) + t - 1) / t * t;
     if (best == 0 || cols <= best_cols) best = t, best_cols = cols;
   }
@@ -408,11 +419,12 @@ template <class Extra>
   };
   for (int w : kMlpTileWidths)
     if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
-  // One token tile of 160 or 192 that covers m, or two of any wide width: a single 224-token tile
-  // measured slower than the plain GEMMs at m = 193-224, where the model has it faster (docs/mlp.md).
+  // One token tile of 160 or 192 that covers m, or two of any wide width (144 only where it serves
+  // m): a single 224-token tile measured slower than the plain GEMMs at m = 193-224, where the model
+  // has it faster (docs/mlp.md).
   if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapMaxM)
     for (int t : kMlpSwapWideTiles)
-      if (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m) consider(GemmOperands::swapped, t);
+      if (mlp_swap_tile_serves(t, m) && (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m)) consider(GemmOperands::swapped, t);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   return best;
@@ -464,7 +476,7 @@ template <class Extra>
       const bool narrow_ok = which == 2 || s.act == Activation::gelu;
       if (swapped && !(mlp_swap_wide_tile_ok(t) || (t == kMlpSwapTileN && narrow_ok)))
         return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
-                                                  (narrow_ok ? "32, 160, 192 and 224" : "160, 192 and 224 (32 with GeLU only)"));
+                                                  (narrow_ok ? "32, 144, 160, 192 and 224" : "144, 160, 192 and 224 (32 with GeLU only)"));
       if (!swapped && !mlp_tile_width_ok(t))
         return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have 96, 128, 192 and 256");
     }
@@ -579,7 +591,7 @@ struct FreeGemmPlan {
     return status(errc::invalid_argument, dims + "split_k " + std::to_string(*r.split_k) + " must be in [1, " +
                                               std::to_string(k_tiles) + "] (its k-blocks)");
   if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || mlp_swap_wide_tile_ok(*r.tile)))
-    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 160, 192 and 224");
+    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 144, 160, 192 and 224");
   if (r.tile && !swapped && !mlp_tile_width_ok(*r.tile))
     return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have 96, 128, 192 and 256");
   if (r.cta_pairs.value_or(false)) {

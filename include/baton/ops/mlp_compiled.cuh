@@ -4,7 +4,7 @@
 //   using Mlp = baton::ops::CompiledMlp<baton::ops::Activation::swiglu>;
 //   auto mlp = Mlp::create(shape, tensors, stream);   // as baton::ops::Mlp; no kernel compiled here
 //
-// The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 30-31 kernels in the
+// The header-only form, Mlp<A> (mlp_kernels::Inline<A>), instantiates its 33-34 kernels in the
 // including translation unit (~1 min and ~3 GB of compiler memory each). Here they are only
 // declared: compiled_launch<Config, Stage, GridWait> has no definition in
 // any header a user includes, and the library defines one explicit instantiation per translation

@@ -442,6 +442,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_swap12_224_split2_m200", S, 200, 520, 344, None, 2, 2, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_m400", G, 400, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_224_split2_m416", S, 416, 520, 344, None, 2, 2, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
+        // 144-token tiles (two, m = 257-288): 270 = 144 + 126 (a 128-row box) with the tile left
+        // open (mlp_swap_tile), 257 = 144 + 113 under split-K (GeLU), 288 = 2 x 144 (the box full)
+        Case{"swiglu_none_swap12_m270", S, 270, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap12_144_split2_m257", G, 257, 520, 344, None, 2, 2, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_144_m288", S, 288, 520, 344, None, 0, 0, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
         Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
