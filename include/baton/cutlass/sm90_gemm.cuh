@@ -1026,8 +1026,10 @@ class Gemm {
   // The swapped decode form (D column-major: B holds the tokens): B's box shortened the same way
   // when n < tile_n (8 or 16 rows of a 32-row tile, ...). Rows past the box feed only accumulator
   // columns >= n, which are never stored.
-  // Boxes of 8, 16, 32, 64, 96, 128 or 160 rows (the 128B swizzle atom is 8 rows; each box is one
-  // host-side descriptor encoding, no kernel code).
+  // Boxes of 8, 16, 32 rows, then every multiple of 16 up to 208 (the 128B swizzle atom is 8 rows;
+  // each box is one host-side descriptor encoding, no kernel code): TMA's zero fill of the rows
+  // between r and the box costs about 10% of the chain at 31 rows (m = 289: 160 + 129 tokens with
+  // 128- and 160-row boxes, docs/mlp.md), so the box leaves at most 15.
   static void shorten_b_box_(Params& p, const Arguments& args) {
     if constexpr (Config::d_column_major) {
       if (args.n >= Config::tile_n) return;
@@ -1055,22 +1057,21 @@ class Gemm {
     }
   }
   // The box (rows) for r < tile_n tokens of B, 0 for the full box (no shorter box covers r).
+  static constexpr int kBBoxCount = 14;
+  static constexpr int kBBoxRows[kBBoxCount] = {8, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208};
   static int b_box_rows_(int r) {
-    for (int rows : {8, 16, 32, 64, 96, 128, 160, 192})
+    for (int rows : kBBoxRows)
       if (r <= rows && rows < Config::tile_n) return rows;
     return 0;
   }
   static cute::TmaDescriptor b_desc_(const Arguments& args, int rows) {
-    switch (rows) {
-      case 8: return b_desc_of_<8>(args);
-      case 16: return b_desc_of_<16>(args);
-      case 32: return b_desc_of_<32>(args);
-      case 64: return b_desc_of_<64>(args);
-      case 96: return b_desc_of_<96>(args);
-      case 128: return b_desc_of_<128>(args);
-      case 160: return b_desc_of_<160>(args);
-      default: return b_desc_of_<192>(args);
-    }
+    return b_desc_dispatch_(args, rows, std::make_index_sequence<kBBoxCount>{});
+  }
+  template <size_t... I>
+  static cute::TmaDescriptor b_desc_dispatch_(const Arguments& args, int rows, std::index_sequence<I...>) {
+    cute::TmaDescriptor d{};
+    ((rows == kBBoxRows[I] ? (d = b_desc_of_<kBBoxRows[I]>(args), true) : false) || ...);
+    return d;
   }
   template <int Rows>
   static cute::TmaDescriptor b_desc_of_(const Arguments& args) {

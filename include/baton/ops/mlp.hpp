@@ -59,7 +59,7 @@ struct MlpShape {
 
 // How one GEMM of the op runs.
 //   plain    activations x weights^T: tiles of 128 tokens x `tile` computed columns (96, 128, 192, 256)
-//   swapped  weights x activations^T: tiles of 128 weight rows x `tile` tokens (32, 160, 192), the
+//   swapped  weights x activations^T: tiles of 128 weight rows x `tile` tokens (32, 144-224), the
 //            output written column-major, i.e. as the row-major [tokens, features] activation
 enum class GemmOperands { plain, swapped };
 inline const char* to_string(GemmOperands o) { return o == GemmOperands::plain ? "plain" : "swapped"; }

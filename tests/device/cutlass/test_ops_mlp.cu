@@ -654,23 +654,38 @@ TEST_F(OpsMlpErrors, NextWeightsChecked) {
 }  // namespace
 
 namespace {
+// A small GeLU MLP with random operands on the device (the tuning-cache and stream tests): X, W1,
+// W2 copied up, Y and Z allocated.
+struct SmallGeluMlp {
+  int m, h, f;
+  bt::dev_ptr<bf16> dx, dw1, dw2, dy, dz;
+  SmallGeluMlp(int m_, int h_, int f_, unsigned seed)
+      : m(m_), h(h_), f(f_), dx(bt::dev_alloc<bf16>(size_t(m) * h)), dw1(bt::dev_alloc<bf16>(size_t(f) * h)),
+        dw2(bt::dev_alloc<bf16>(size_t(h) * f)), dy(bt::dev_alloc<bf16>(size_t(m) * f)), dz(bt::dev_alloc<bf16>(size_t(m) * h)) {
+    unsigned r = seed;
+    auto rnd = [&] { r = r * 1664525u + 1013904223u; return bf16(float(int(r >> 9) % 2001 - 1000) / 4000.f); };
+    auto up = [&](bt::dev_ptr<bf16>& d, size_t n) {
+      std::vector<bf16> v(n);
+      for (auto& e : v) e = rnd();
+      if (d) (void)cudaMemcpy(d.get(), v.data(), n * sizeof(bf16), cudaMemcpyHostToDevice);
+    };
+    up(dx, size_t(m) * h);
+    up(dw1, size_t(f) * h);
+    up(dw2, size_t(h) * f);
+  }
+  bool ok() const { return dx && dw1 && dw2 && dy && dz; }
+  ops::MlpShape shape() const { return {m, h, f, Activation::gelu}; }
+  ops::MlpTensors tensors() const { return {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}; }
+  size_t z_elems() const { return size_t(m) * h; }
+};
+
 // The tuning cache (MlpRunOptions::tune_cache, baton/ops/tuner.hpp): a second tuned create() of a
 // shape builds the plan found by the first without timing anything, bit-identical Z; with a cache
 // file, a "later process" (the global cache cleared) finds it too.
 TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache) {
   if (!baton::require_device().ok()) GTEST_SKIP() << "no device";
-  constexpr int m = 40, h = 264, f = 344;
-  std::vector<bf16> hx(size_t(m) * h), hw1(size_t(f) * h), hw2(size_t(h) * f);
-  unsigned r = 7;
-  auto rnd = [&] { r = r * 1664525u + 1013904223u; return bf16(float(int(r >> 9) % 2001 - 1000) / 4000.f); };
-  for (auto* v : {&hx, &hw1, &hw2})
-    for (auto& e : *v) e = rnd();
-  auto dx = bt::dev_alloc<bf16>(hx.size()), dw1 = bt::dev_alloc<bf16>(hw1.size()), dw2 = bt::dev_alloc<bf16>(hw2.size());
-  auto dy = bt::dev_alloc<bf16>(size_t(m) * f), dz = bt::dev_alloc<bf16>(size_t(m) * h);
-  ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
-  BT_CUDA(cudaMemcpy(dx.get(), hx.data(), hx.size() * sizeof(bf16), cudaMemcpyHostToDevice));
-  BT_CUDA(cudaMemcpy(dw1.get(), hw1.data(), hw1.size() * sizeof(bf16), cudaMemcpyHostToDevice));
-  BT_CUDA(cudaMemcpy(dw2.get(), hw2.data(), hw2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  SmallGeluMlp t(40, 264, 344, 7);
+  ASSERT_TRUE(t.ok());
   cudaStream_t stream = nullptr;
   BT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::string file = std::string(::testing::TempDir()) + "baton_ops_tune_cache.txt";
@@ -682,15 +697,14 @@ TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache)
   o.log = false;
   o.tune_cache_file = file;
   auto run = [&](std::vector<bf16>& z, std::string& reason) {
-    auto op = TestMlp<Activation::gelu>::create({m, h, f, Activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
-                                                stream, o);
+    auto op = TestMlp<Activation::gelu>::create(t.shape(), t.tensors(), stream, o);
     ASSERT_TRUE(op.ok()) << op.error().to_string();
     reason = op.value()->plan().reason;
-    BT_CUDA(cudaMemsetAsync(dz.get(), 0xFF, size_t(m) * h * sizeof(bf16), stream));
+    BT_CUDA(cudaMemsetAsync(t.dz.get(), 0xFF, t.z_elems() * sizeof(bf16), stream));
     BT_ASSERT_OK(op.value()->enqueue(stream));
     BT_ASSERT_OK(op.value()->check_errors(stream));
-    z.resize(size_t(m) * h);
-    BT_CUDA(cudaMemcpy(z.data(), dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    z.resize(t.z_elems());
+    BT_CUDA(cudaMemcpy(z.data(), t.dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
   };
   std::vector<bf16> z1, z2, z3;
   std::string why1, why2, why3;
@@ -715,18 +729,8 @@ TEST(OpsMlpTuneCache, SecondCreateHitsTheCacheAndTheFileOutlivesTheProcessCache)
 // stream of its own, the tuned one a correct Z (its plan may split differently).
 TEST(OpsMlpStreams, TheLegacyStreamZeroServesCreateTuningAndEnqueue) {
   if (!baton::require_device().ok()) GTEST_SKIP() << "no device";
-  constexpr int m = 72, h = 264, f = 344;
-  std::vector<bf16> hx(size_t(m) * h), hw1(size_t(f) * h), hw2(size_t(h) * f);
-  unsigned r = 11;
-  auto rnd = [&] { r = r * 1664525u + 1013904223u; return bf16(float(int(r >> 9) % 2001 - 1000) / 4000.f); };
-  for (auto* v : {&hx, &hw1, &hw2})
-    for (auto& e : *v) e = rnd();
-  auto dx = bt::dev_alloc<bf16>(hx.size()), dw1 = bt::dev_alloc<bf16>(hw1.size()), dw2 = bt::dev_alloc<bf16>(hw2.size());
-  auto dy = bt::dev_alloc<bf16>(size_t(m) * f), dz = bt::dev_alloc<bf16>(size_t(m) * h);
-  ASSERT_TRUE(dx && dw1 && dw2 && dy && dz);
-  BT_CUDA(cudaMemcpy(dx.get(), hx.data(), hx.size() * sizeof(bf16), cudaMemcpyHostToDevice));
-  BT_CUDA(cudaMemcpy(dw1.get(), hw1.data(), hw1.size() * sizeof(bf16), cudaMemcpyHostToDevice));
-  BT_CUDA(cudaMemcpy(dw2.get(), hw2.data(), hw2.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  SmallGeluMlp t(72, 264, 344, 11);
+  ASSERT_TRUE(t.ok());
   cudaStream_t own = nullptr;
   BT_CUDA(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
   ops::TuneCache::global().clear();
@@ -735,15 +739,14 @@ TEST(OpsMlpStreams, TheLegacyStreamZeroServesCreateTuningAndEnqueue) {
     o.tune = tune;
     o.tune_iters = 3;
     o.log = false;
-    auto op = TestMlp<Activation::gelu>::create({m, h, f, Activation::gelu}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()},
-                                                s, o);
+    auto op = TestMlp<Activation::gelu>::create(t.shape(), t.tensors(), s, o);
     ASSERT_TRUE(op.ok()) << (s ? "own stream: " : "stream 0: ") << op.error().to_string();
-    BT_CUDA(cudaMemsetAsync(dz.get(), 0xFF, size_t(m) * h * sizeof(bf16), s));
+    BT_CUDA(cudaMemsetAsync(t.dz.get(), 0xFF, t.z_elems() * sizeof(bf16), s));
     BT_ASSERT_OK(op.value()->enqueue(s));
     BT_ASSERT_OK(op.value()->check_errors(s));
     BT_CUDA(cudaStreamSynchronize(s));
-    z.resize(size_t(m) * h);
-    BT_CUDA(cudaMemcpy(z.data(), dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    z.resize(t.z_elems());
+    BT_CUDA(cudaMemcpy(z.data(), t.dz.get(), z.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
   };
   std::vector<bf16> z_own, z_zero, z_tuned;
   run(own, false, z_own);
