@@ -766,7 +766,7 @@ class Mlp {
     const GemmForm& f = plan_.form1;
     const bool swapped = f.operands == GemmOperands::swapped;
     if (swapped && f.tile == kMlpSwapSlimTileN) return swapped_wide(std::integral_constant<int, kMlpSwapSlimTileN>{});
-  if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
     if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
     if (swapped && f.tile == kMlpSwapWiderTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWiderTileN>{});
     if (swapped) {

@@ -155,7 +155,7 @@ inline constexpr bool mlp_swap_wide_tile_ok(int t) {
 // swapped candidates against the plain GEMMs where two row bands are full, and three or more
 // were never timed.
 inline constexpr bool mlp_swap_tile_serves(int t, int m) {
-  return t != kMlpSwapSlimTileN || (m > 2 * 128 && m <= 2 * kMlpSwapSlimTileN);
+  return t != kMlpSwapSlimTileN || (m > 2 * kMlpTileM && m <= 2 * kMlpSwapSlimTileN);
 }
 // The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
 // kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the wide tile that computes the fewest padded
