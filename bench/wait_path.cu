@@ -35,6 +35,7 @@
 
 #include "baton/device/flags.hpp"
 #include "bench_util.hpp"
+#include "common/cli.hpp"
 
 namespace {
 
@@ -216,31 +217,31 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    auto val = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "error: %s needs a value\n", k.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
     if (k == "--help" || k == "-h") {
       std::printf(
           "baton_bench_wait_path: the device cost of each step of a consumer tile's first wait (one CTA, one SM).\n"
-          "  --reps N      dependent repetitions per launch (default 2000)\n"
-          "  --launches N  launches per row; the row is their median (default 31)\n"
+          "  --reps N      dependent repetitions per launch, 1-1000000 (default 2000)\n"
+          "  --launches N  launches per row, 1-10000; the row is their median (default 31)\n"
           "  --out-dir D   writes D/wait-path.csv and .json (default .)\n");
       return 0;
-    } else if (k == "--reps") a.reps = std::atoi(val());
-    else if (k == "--launches") a.launches = std::atoi(val());
-    else if (k == "--out-dir") a.out_dir = val();
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "error: %s needs a value (see --help)\n", k.c_str());
+      return 2;
+    }
+    const char* v = argv[++i];
+    bool ok = true;
+    if (k == "--reps") ok = bench::parse_int(v, 1, 1000000, a.reps);
+    else if (k == "--launches") ok = bench::parse_int(v, 1, 10000, a.launches);
+    else if (k == "--out-dir") a.out_dir = v;
     else {
       std::fprintf(stderr, "error: unknown option %s (see --help)\n", k.c_str());
       return 2;
     }
-  }
-  if (a.reps < 1 || a.launches < 1) {
-    std::fprintf(stderr, "error: --reps and --launches must be >= 1\n");
-    return 2;
+    if (!ok) {
+      std::fprintf(stderr, "error: %s %s: not an integer in range (see --help)\n", k.c_str(), v);
+      return 2;
+    }
   }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
