@@ -117,16 +117,29 @@ def swapped(r):
     return r["swap1"] > 0 or r["swap2"] > 0
 
 
+SWAP_TILES = (144, 160, 192, 224)  # kMlpSwapWideTiles
+
+
+def swap_weighed(t, m):
+    """mlp_pick_free_form's swapped candidates: at 32 < m <= 448 (kMlpSwapMaxM), one tile of 160 or 192 (or
+    144) that covers m, or two of any wide width; 144 only as two tiles at m = 257-288 (mlp_swap_tile_serves)."""
+    if t not in SWAP_TILES or not 32 < m <= 2 * max(SWAP_TILES):
+        return False
+    if t == 144 and not 2 * TILE_M < m <= 2 * 144:
+        return False
+    return t <= 192 if m <= t else 2 * t >= m
+
+
 def plan_may_choose(r, sms=SMS):
     """Whether plan_mlp (include/baton/ops/mlp.hpp) weighs this chain: its tile order, split-K only over
-    fewer tiles than SMs in parts of >= 8 k-blocks (a swapped GEMM in at most 3), a swapped GEMM only at
-    32 < m <= 192 with a token tile that covers m, GEMM2 PDL-launched iff GEMM1's CTAs make one wave."""
+    fewer tiles than SMs in parts of >= 8 k-blocks (a swapped GEMM in at most 3), a swapped GEMM where
+    swap_weighed says, GEMM2 PDL-launched iff GEMM1's CTAs make one wave."""
     m, rows = r["m"], cdiv(r["m"], TILE_M)
     if r["group_m"] != (rows if rows < 8 else 8):
         return False
     ctas1 = None
     for (_, n, k, w, split, _, swap) in gemms(r):
-        if swap and not (32 < m <= 192 and m <= swap):
+        if swap and not swap_weighed(swap, m):
             return False
         tiles = cdiv(n, TILE_M) * cdiv(m, swap) if swap else rows * cdiv(n, w)
         if split > 8 or (split > 1 and (split > cdiv(k, TILE_K) // 8 or tiles >= sms or (swap and split > 3))):
