@@ -33,6 +33,7 @@ NAMES = ["kblock_mma_us", "kblock_fixed_us", "cta_us", "sm_bytes_per_us", "hbm_b
 # Held at P0 by --fit: not separable from cta_us / the GEMMs (a free fit drives them to 0).
 HELD = ("kblock_fixed_us", "sm_bytes_per_us", "hbm_bytes_per_us", "launch_us")
 SMS = 132
+HBM_PEAK_FIT = 4.8e6  # kMlpCostFitHbmPeakBytesPerUs: the H200's peak, bytes per microsecond
 TILE_M, TILE_K = 128, 64
 COLUMNS = ["h", "f", "act", "m", "group_m", "tile_n1", "split1", "tile_n2", "split2", "pdl", "us", "model_us", "run",
            "commit", "swap1", "swap2"]
@@ -264,6 +265,9 @@ def main():
     ap.add_argument("--run")
     ap.add_argument("--commit")
     ap.add_argument("--append", metavar="CSV")
+    ap.add_argument("--hbm-peak", type=float, default=0, metavar="BYTES_PER_US",
+                    help="score the model for a GPU of this peak HBM bandwidth (mlp_cost_model_for_hbm: the memory "
+                         "floor scaled by its ratio to the H200's 4.8e6), e.g. 3.35e6 for the H100")
     a = ap.parse_args()
     if a.from_logs:
         if not a.run or not a.commit:
@@ -284,6 +288,11 @@ def main():
             w = csv.writer(f, lineterminator="\n")
             w.writerow(COLUMNS)
             w.writerows(row_text(r, P0) for r in rows)
+    if a.hbm_peak > 0:
+        P = list(P0)
+        P[4] *= a.hbm_peak / HBM_PEAK_FIT
+        report(P, rows, a.detail)
+        return
     report(P0, rows, a.detail)
     if a.fit:
         import numpy as np

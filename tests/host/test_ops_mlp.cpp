@@ -688,6 +688,31 @@ TEST(OpsMlpCost, TheWeightsSetAFloor) {
   EXPECT_EQ(mlp_gemm_cost_us(c, MlpGemmShape{8, 8, 8, 128, 1, 1}, 0), 0.0);
 }
 
+// Another GPU's memory system (mlp_cost_model_for_hbm): the memory floor scales with its peak HBM
+// bandwidth, the SM's terms do not; the H200's own peak, or an unknown one (0), give the fit back.
+// So a decode GEMM (on the floor) costs 1 / ratio as much on an H100's 3.35 TB/s, a prefill GEMM
+// (tensor-core bound) the same, and the plan's expected time follows.
+TEST(OpsMlpCost, TheMemoryFloorScalesWithTheGpusBandwidth) {
+  using baton::ops::kMlpCostFitHbmPeakBytesPerUs;
+  using baton::ops::mlp_cost_model_for_hbm;
+  const MlpCostModel fit{};
+  for (double same : {kMlpCostFitHbmPeakBytesPerUs, 0.0, -1.0})
+    EXPECT_EQ(mlp_cost_model_for_hbm(same).hbm_bytes_per_us, fit.hbm_bytes_per_us) << same;
+  const double ratio = 3.35e6 / kMlpCostFitHbmPeakBytesPerUs;
+  const MlpCostModel h100 = mlp_cost_model_for_hbm(3.35e6);
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes_per_us, fit.hbm_bytes_per_us * ratio);
+  EXPECT_EQ(h100.sm_bytes_per_us, fit.sm_bytes_per_us);
+  EXPECT_EQ(h100.kblock_mma_us, fit.kblock_mma_us);
+  EXPECT_EQ(h100.cta_us, fit.cta_us);
+  const MlpGemmShape decode{1, 6144, 12288, 128, 2, 1}, prefill{2048, 6144, 12288, 256, 1, 8};
+  EXPECT_NEAR(mlp_gemm_cost_us(h100, decode, 132) / mlp_gemm_cost_us(fit, decode, 132), 1 / ratio, 0.01);
+  EXPECT_NEAR(mlp_gemm_cost_us(h100, prefill, 132) / mlp_gemm_cost_us(fit, prefill, 132), 1.0, 0.01);
+  const MlpShape gpt3_decode{1, 12288, 6144, Activation::gelu};
+  auto on_h200 = plan_mlp(gpt3_decode, 132), on_h100 = plan_mlp(gpt3_decode, 132, {}, {}, h100);
+  ASSERT_TRUE(on_h200.ok() && on_h100.ok());
+  EXPECT_GT(on_h100.value().expected_us, 1.3 * on_h200.value().expected_us) << on_h100.value().log_line();
+}
+
 // A swapped GEMM's k-block computes every token column of its tile (the GMMA's N is fixed), so
 // compute-bound it costs in proportion to the tile's tokens, whatever m <= T is; and it reads the
 // weights from HBM once.

@@ -448,6 +448,9 @@ struct MlpTensors {
 struct MlpRunOptions {
   MlpOptions plan{};                  // policy and split-K (automatic by default)
   int sms = 0;                        // 0: the current device's SM count
+  // Peak HBM bandwidth for the plan's cost model, bytes per microsecond (mlp_cost_model_for_hbm):
+  // 0, the current device's (memory clock x bus width x 2).
+  double hbm_peak_bytes_per_us = 0;
   uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
   bool log = true;                    // print the plan's log line to stdout
   TileEvent* trace1 = nullptr;        // optional per-tile timelines (gemm1 tiles / gemm2 tiles events)
@@ -500,8 +503,10 @@ class Mlp {
       return status(errc::invalid_argument, std::string("baton::ops::Mlp<") + to_string(Act) + ">: shape.act is " +
                                                 to_string(shape.act));
     BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
-    if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms);
-    auto plan = plan_mlp(shape, sms, o.plan, kernel_forms);
+    BATON_TRY_ASSIGN(const double hbm, detail::plan_hbm_bytes_per_us(o.hbm_peak_bytes_per_us));
+    const MlpCostModel model = mlp_cost_model_for_hbm(hbm);
+    if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms, model);
+    auto plan = plan_mlp(shape, sms, o.plan, kernel_forms, model);
     if (!plan.ok()) return plan.error();
     std::unique_ptr<Mlp> m(new Mlp());
     m->plan_ = plan.value();
@@ -545,8 +550,8 @@ class Mlp {
   Mlp() = default;
 
   [[nodiscard]] static result<std::unique_ptr<Mlp>> tuned_(const MlpShape& shape, const MlpTensors& t, cudaStream_t stream,
-                                                           const MlpRunOptions& o, int sms) {
-    auto base = plan_mlp(shape, sms, o.plan, kernel_forms);
+                                                           const MlpRunOptions& o, int sms, const MlpCostModel& model) {
+    auto base = plan_mlp(shape, sms, o.plan, kernel_forms, model);
     if (!base.ok()) return base.error();
     // The tuning cache: a plan found before for this shape, these options and this GPU.
     std::string key;

@@ -435,9 +435,10 @@ template <class Extra>
 // split-K, CTA pairs), the tile order and GEMM2's launch. Errors name the offending extent or field.
 // `have`: the optional kernel forms of the kernel set that will run the plan (MlpKernelForms); a
 // request that needs one it lacks is refused (errc::not_supported, mlp_missing_kernels), and the
-// plan never uses one.
+// plan never uses one. `model`: the cost model for the GPU (mlp_cost_model_for_hbm; the default is
+// the H200's fit).
 [[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {},
-                                              const MlpKernelForms& have = {}) {
+                                              const MlpKernelForms& have = {}, const MlpCostModel& model = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
                            " ffn=" + std::to_string(s.ffn);
   if (s.m < 1 || s.hidden < 1 || s.ffn < 1)
@@ -501,7 +502,6 @@ template <class Extra>
   BATON_TRY(check(opt.gemm1, 1, k1));
   BATON_TRY(check(opt.gemm2, 2, k2));
   const int group = opt.group_m ? *opt.group_m : mlp_group_m(Grid{rows, 1, 1});
-  const MlpCostModel model{};
   // One GEMM's form. With waits: plain 128x128 tiles, split-K choose_split_k (or the caller's). With
   // policy none, whatever the caller left open has the least modeled time (detail::mlp_pick_free_form);
   // GEMM1 also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).

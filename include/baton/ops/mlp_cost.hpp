@@ -31,8 +31,8 @@
 // The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
 // H200 over four models and 35 batch sizes, 662 of them with swapped GEMMs
 // (bench/results/h200/mlp-cost-fit.csv.gz; docs/mlp.md, "The cost model"): rms error 7.6% on plain
-// chains, 7.3% on swapped ones. Other GPUs get the same model with their SM count;
-// MlpRunOptions::tune measures instead.
+// chains, 7.3% on swapped ones. Other GPUs get the same model with their SM count and, through
+// mlp_cost_model_for_hbm, their memory bandwidth; MlpRunOptions::tune measures instead.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +59,23 @@ struct MlpCostModel {
   // decode chains on the HBM floor, where the model no longer tells widths and splits apart (GPT-3 at
   // M = 1 then ties 128x128 with the 128x96 tiles measured 3% faster).
 };
+
+// The peak HBM bandwidth of the GPU the constants were fitted on (the H200's datasheet: 4.8 TB/s),
+// in bytes per microsecond.
+inline constexpr double kMlpCostFitHbmPeakBytesPerUs = 4.8e6;
+
+// The model for a GPU of the same SM (Hopper) whose peak HBM bandwidth is `hbm_peak_bytes_per_us`
+// (memory clock x bus width x 2): the memory floor (hbm_bytes_per_us) scaled by its ratio to the
+// H200's, everything on the SM kept, the per-SM streaming rate included (the same L2 and SM; scaled
+// too, it would make prefill ~6% slower on an H100 than on an H200, which the zoo did not show). On
+// the H100 (3.35 TB/s) this took the model's error on the zoo's 7,486 tuned chains from 18.6% to
+// 9.4% rms (plain chains 13.6% too fast before, 2.4% after) and left its choices as they were
+// (docs/mlp.md, "The cost model"). 0 or less (unknown): the fit as it is.
+[[nodiscard]] inline MlpCostModel mlp_cost_model_for_hbm(double hbm_peak_bytes_per_us, MlpCostModel m = {}) {
+  if (!(hbm_peak_bytes_per_us > 0)) return m;
+  m.hbm_bytes_per_us *= hbm_peak_bytes_per_us / kMlpCostFitHbmPeakBytesPerUs;
+  return m;
+}
 
 // One GEMM as the op runs it without waits: D[m, n] = A[m, k] B[n, k]^T in 128 x tile_n tiles, or
 // swapped (swap_tokens > 0): D^T = B A^T in tiles of 128 rows of B (n) x swap_tokens rows of A (m);
