@@ -689,14 +689,15 @@ TEST(OpsMlpCost, TheWeightsSetAFloor) {
 }
 
 // Another GPU's memory system (mlp_cost_model_for_hbm): the memory floor scales with its peak HBM
-// bandwidth, the SM's terms do not; the H200's own peak, or an unknown one (0), give the fit back.
+// bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet, up to ~4.9 by
+// its clock and bus width), or an unknown one (0), give the fit back.
 // So a decode GEMM (on the floor) costs 1 / ratio as much on an H100's 3.35 TB/s, a prefill GEMM
 // (tensor-core bound) the same, and the plan's expected time follows.
 TEST(OpsMlpCost, TheMemoryFloorScalesWithTheGpusBandwidth) {
   using baton::ops::kMlpCostFitHbmPeakBytesPerUs;
   using baton::ops::mlp_cost_model_for_hbm;
   const MlpCostModel fit{};
-  for (double same : {kMlpCostFitHbmPeakBytesPerUs, 0.0, -1.0})
+  for (double same : {kMlpCostFitHbmPeakBytesPerUs, 4.915e6, 4.6e6, 0.0, -1.0})
     EXPECT_EQ(mlp_cost_model_for_hbm(same).hbm_bytes_per_us, fit.hbm_bytes_per_us) << same;
   const double ratio = 3.35e6 / kMlpCostFitHbmPeakBytesPerUs;
   const MlpCostModel h100 = mlp_cost_model_for_hbm(3.35e6);

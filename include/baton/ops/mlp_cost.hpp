@@ -66,14 +66,16 @@ inline constexpr double kMlpCostFitHbmPeakBytesPerUs = 4.8e6;
 
 // The model for a GPU of the same SM (Hopper) whose peak HBM bandwidth is `hbm_peak_bytes_per_us`
 // (memory clock x bus width x 2): the memory floor (hbm_bytes_per_us) scaled by its ratio to the
-// H200's, everything on the SM kept, the per-SM streaming rate included (the same L2 and SM; scaled
-// too, it would make prefill ~6% slower on an H100 than on an H200, which the zoo did not show). On
-// the H100 (3.35 TB/s) this took the model's error on the zoo's 7,486 tuned chains from 18.6% to
-// 9.4% rms (plain chains 13.6% too fast before, 2.4% after) and left its choices as they were
-// (docs/mlp.md, "The cost model"). 0 or less (unknown): the fit as it is.
+// H200's. The SM's terms stay, its streaming rate too: scaled, it would make prefill ~6% slower on
+// an H100 than on an H200, which the zoo did not show. On the H100 (3.35 TB/s) this took the model's
+// error on the zoo's 7,486 tuned chains from 18.6% to 9.4% rms (plain chains 13.6% too fast before,
+// 2.4% after) and left its choices as they were (docs/mlp.md, "The cost model"). A ratio within 5%
+// of 1 is the fit's own GPU (the H200's datasheet says 4.8 TB/s, its clock and bus width give up to
+// ~4.9), and 0 or less is unknown: the fit as it is, then.
 [[nodiscard]] inline MlpCostModel mlp_cost_model_for_hbm(double hbm_peak_bytes_per_us, MlpCostModel m = {}) {
-  if (!(hbm_peak_bytes_per_us > 0)) return m;
-  m.hbm_bytes_per_us *= hbm_peak_bytes_per_us / kMlpCostFitHbmPeakBytesPerUs;
+  const double ratio = hbm_peak_bytes_per_us / kMlpCostFitHbmPeakBytesPerUs;
+  if (!(hbm_peak_bytes_per_us > 0) || (ratio > 0.95 && ratio < 1.05)) return m;
+  m.hbm_bytes_per_us *= ratio;
   return m;
 }
 
