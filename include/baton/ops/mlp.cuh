@@ -449,7 +449,7 @@ struct MlpRunOptions {
   MlpOptions plan{};                  // policy and split-K (automatic by default)
   int sms = 0;                        // 0: the current device's SM count
   // Peak HBM bandwidth for the plan's cost model, bytes per microsecond (mlp_cost_model_for_hbm):
-  // 0, the current device's (memory clock x bus width x 2).
+  // 0, the current device's (memory clock x bus width x 2; the H200's fit without a device).
   double hbm_peak_bytes_per_us = 0;
   uint64_t watchdog_ns = 2'000'000'000ull;  // bound on every wait (0: off)
   bool log = true;                    // print the plan's log line to stdout
@@ -503,8 +503,7 @@ class Mlp {
       return status(errc::invalid_argument, std::string("baton::ops::Mlp<") + to_string(Act) + ">: shape.act is " +
                                                 to_string(shape.act));
     BATON_TRY_ASSIGN(const int sms, detail::plan_sms(o.sms));
-    BATON_TRY_ASSIGN(const double hbm, detail::plan_hbm_bytes_per_us(o.hbm_peak_bytes_per_us));
-    const MlpCostModel model = mlp_cost_model_for_hbm(hbm);
+    const MlpCostModel model = mlp_cost_model_for_hbm(detail::plan_hbm_bytes_per_us(o.hbm_peak_bytes_per_us));
     if (o.tune && o.plan.policy == MlpPolicy::automatic) return tuned_(shape, t, stream, o, sms, model);
     auto plan = plan_mlp(shape, sms, o.plan, kernel_forms, model);
     if (!plan.ok()) return plan.error();
