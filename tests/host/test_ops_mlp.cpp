@@ -689,8 +689,8 @@ TEST(OpsMlpCost, TheWeightsSetAFloor) {
 }
 
 // Another GPU's memory system (mlp_cost_model_for_hbm): the memory floor scales with its peak HBM
-// bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet, up to ~4.9 by
-// its clock and bus width), or an unknown one (0), give the fit back.
+// bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet; ~4.9 if its
+// attributes say 3.2 GHz x 6,144 bits, not read on an H200 here), or an unknown one (0), give the fit back.
 // So a decode GEMM (on the floor) costs 1 / ratio as much on an H100's 3.35 TB/s, a prefill GEMM
 // (tensor-core bound) the same, and the plan's expected time follows.
 TEST(OpsMlpCost, TheMemoryFloorScalesWithTheGpusBandwidth) {

@@ -70,8 +70,9 @@ inline constexpr double kMlpCostFitHbmPeakBytesPerUs = 4.8e6;
 // an H100 than on an H200, which the zoo did not show. On the H100 (3.35 TB/s) this took the model's
 // error on the zoo's 7,486 tuned chains from 18.6% to 9.4% rms (plain chains 13.6% too fast before,
 // 2.4% after) and left its choices as they were (docs/mlp.md, "The cost model"). A ratio within 5%
-// of 1 is the fit's own GPU (the H200's datasheet says 4.8 TB/s, its clock and bus width give up to
-// ~4.9), and 0 or less is unknown: the fit as it is, then.
+// of 1 is taken for the fit's own GPU (the H200's datasheet says 4.8 TB/s; what its memory clock and
+// bus width give was not read on an H200 here, ~4.9 if they are 3.2 GHz and 6,144 bits), and 0 or
+// less is unknown: the fit as it is, then.
 [[nodiscard]] inline MlpCostModel mlp_cost_model_for_hbm(double hbm_peak_bytes_per_us, MlpCostModel m = {}) {
   const double ratio = hbm_peak_bytes_per_us / kMlpCostFitHbmPeakBytesPerUs;
   if (!(hbm_peak_bytes_per_us > 0) || (ratio > 0.95 && ratio < 1.05)) return m;
