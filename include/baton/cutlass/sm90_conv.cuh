@@ -52,6 +52,8 @@ struct ConvConfig {
   using TileShape = TileShape_;
   using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
   static constexpr int cluster_n = 1;
+  static constexpr int cluster_m = 1;
+  static constexpr int cluster_size = 1;
   static constexpr int kAlignment = 8;
   static constexpr int tile_m = int(cute::size<0>(TileShape{}));
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));

@@ -123,16 +123,26 @@ namespace baton::sm90 {
 // tiles is padded to an even number of columns (tile_grid); the tile order walks pairs. Stages
 // without inputs only (a waiting consumer would need both CTAs' waits before either loads A), and
 // A's box is never shortened (m < tile_m then zero-fills).
+// ClusterM: 1, or 2 for band pairs (2 x 1 x 1 clusters): the two CTAs of a cluster compute the tiles
+// (2i, j) and (2i + 1, j), which read the same weight tile, and each TMA-loads half of B's box and
+// multicasts it to both, so the weights cross L2 once per pair (what cuBLASLt's 2-CTA clusters do
+// from M = 128 on: docs/mlp.md, "Band pairs"). The grid's rows of tiles are padded to an even count;
+// a CTA whose band lies wholly past m loads no A (its slot's A bytes are completed without a copy),
+// skips its GMMAs and stores nothing, but still multicasts its half of B. Stages without edges only.
 template <class TileShape_ = cute::Shape<cute::_128, cute::_128, cute::_64>,
           class FusionOp_ = ::cutlass::epilogue::fusion::LinearCombination<::cutlass::bfloat16_t, float, void, float>,
-          bool SwiGluPairs_ = false, class LayoutD_ = ::cutlass::layout::RowMajor, int ClusterN_ = 1>
+          bool SwiGluPairs_ = false, class LayoutD_ = ::cutlass::layout::RowMajor, int ClusterN_ = 1, int ClusterM_ = 1>
 struct GemmConfig {
   using Element = ::cutlass::bfloat16_t;
   using ElementAccumulator = float;
   using TileShape = TileShape_;
   static constexpr int cluster_n = ClusterN_;
+  static constexpr int cluster_m = ClusterM_;
+  static constexpr int cluster_size = ClusterM_ * ClusterN_;
   static_assert(ClusterN_ == 1 || ClusterN_ == 2, "baton::sm90::GemmConfig: ClusterN must be 1 or 2");
-  using ClusterShape = cute::Shape<cute::_1, cute::Int<ClusterN_>, cute::_1>;
+  static_assert(ClusterM_ == 1 || ClusterM_ == 2, "baton::sm90::GemmConfig: ClusterM must be 1 or 2");
+  static_assert(cluster_size <= 2, "baton::sm90::GemmConfig: CTA pairs along N or band pairs along M, not both");
+  using ClusterShape = cute::Shape<cute::Int<ClusterM_>, cute::Int<ClusterN_>, cute::_1>;
   using FusionOp = FusionOp_;
   using LayoutA = ::cutlass::layout::RowMajor;     // A [M, K]
   using LayoutB = ::cutlass::layout::ColumnMajor;  // B as a K x N column-major matrix == [N, K] row-major
@@ -142,6 +152,8 @@ struct GemmConfig {
                 "baton::sm90::GemmConfig: LayoutD must be cutlass::layout::RowMajor or ColumnMajor");
   static_assert(ClusterN_ == 1 || !d_column_major,
                 "baton::sm90::GemmConfig: CTA pairs (ClusterN = 2) are for the row-major form (A = activations)");
+  static_assert(ClusterM_ == 1 || !d_column_major,
+                "baton::sm90::GemmConfig: band pairs (ClusterM = 2) are for the row-major form (B = weights)");
   static constexpr int kAlignment = 8;             // elements: 16 bytes, what TMA needs
   static constexpr int tile_m = int(cute::size<0>(TileShape{}));
   static constexpr int tile_n = int(cute::size<1>(TileShape{}));
@@ -242,8 +254,8 @@ using ::baton::choose_split_k;
 // a batched GEMM (GemmArguments::batch) has its batches on z.
 template <class Config>
 constexpr Grid tile_grid(int m, int n, int batch = 1) {
-  return Grid{ceil_div(m, Config::tile_m), ceil_div(ceil_div(n, Config::tile_n), Config::cluster_n) * Config::cluster_n,
-              batch};
+  return Grid{ceil_div(ceil_div(m, Config::tile_m), Config::cluster_m) * Config::cluster_m,
+              ceil_div(ceil_div(n, Config::tile_n), Config::cluster_n) * Config::cluster_n, batch};
 }
 
 // Where a consumer GEMM's A operand [m, k] lies on the tiles of the producer GEMM that wrote it
@@ -339,9 +351,14 @@ struct GemmKernel {
                 "baton::sm90::GemmKernel: in the swapped (column-major D) form the activations are B, which the "
                 "load warp issues before its waits (baton waits and GridWaitBeforeA wait before A only)");
   static constexpr int kClusterN = Config::cluster_n;
+  static constexpr int kClusterM = Config::cluster_m;
+  static constexpr int kClusterSize = Config::cluster_size;
   static_assert(kClusterN == 1 || StageT::num_inputs == 0,
                 "baton::sm90::GemmKernel: CTA pairs (ClusterN = 2) multicast A, so both CTAs would have to finish their "
                 "waits before either loads it: waiting stages take ClusterN = 1");
+  static_assert(kClusterM == 1 || (StageT::num_inputs == 0 && StageT::num_outputs == 0),
+                "baton::sm90::GemmKernel: band pairs (ClusterM = 2) are for stages without edges (a padded band's CTA "
+                "computes nothing it could post, and one CTA's waits would stall its partner's weights)");
   static_assert(!GridDependencyWait || StageT::num_inputs == 0,
                 "baton::sm90::GemmKernel: a grid wait other than NoGridWait is for stages without inputs (a baton "
                 "consumer waits on its producer's semaphores; griddepcontrol.wait would serialize it behind the whole "
@@ -439,7 +456,7 @@ struct GemmKernel {
       // split-K, split_k consecutive tickets share a tile. CTA pairs take theirs from the cluster
       // index instead (both CTAs must agree, and a stage without inputs needs no ticket).
       uint32_t part = 0;
-      if constexpr (kClusterN > 1) shared_storage.assignment = pair_assignment_(stage, uint32_t(params.split_k), &part);
+      if constexpr (kClusterSize > 1) shared_storage.assignment = pair_assignment_(stage, uint32_t(params.split_k), &part);
       else shared_storage.assignment = stage.acquire_tile_leader(uint32_t(params.split_k), &part);
       shared_storage.split_part = part;
       shared_storage.horizon = HorizonWord{};
@@ -453,13 +470,14 @@ struct GemmKernel {
     mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
     mainloop_pipeline_params.num_consumers = NumMmaThreads;
     mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
-    // The pipeline's cluster shape is the one the kernel is launched with: CTA pairs are clusters of
-    // 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives are built for 1 x 2 x 1 (A
-    // multicast along N). PipelineTmaAsync decides which CTAs' empty barriers a consumer arrives on
-    // from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA of a pair (cluster_ctaid.x = 1)
-    // would skip its own barrier and both would wait forever (docs/cutlass.md, "CTA pairs").
+    // The pipeline's cluster shape is the one the kernel is launched with: CTA and band pairs are
+    // clusters of 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives of CTA pairs
+    // are built for 1 x 2 x 1 (A multicast along N). PipelineTmaAsync decides which CTAs' empty
+    // barriers a consumer arrives on from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA
+    // of a pair (cluster_ctaid.x = 1) would skip its own barrier and both would wait forever
+    // (docs/cutlass.md, "CTA pairs"). Either way both CTAs of a pair arrive on both CTAs' barriers.
     MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
-                                       cute::Shape<cute::Int<kClusterN>, cute::_1, cute::_1>{});
+                                       cute::Shape<cute::Int<kClusterSize>, cute::_1, cute::_1>{});
 
     // The epilogue load pipeline: C (HasSource) from the producer warp group's third warp; without a
     // source it is unused but store() takes it.
@@ -495,7 +513,7 @@ struct GemmKernel {
     // CTA pairs, before the other CTA multicasts into this one's shared memory or arrives on its
     // barriers.
     __syncthreads();
-    if constexpr (kClusterN > 1) cute::cluster_sync();
+    if constexpr (kClusterSize > 1) cute::cluster_sync();
     const Assignment assignment = shared_storage.assignment;
     const auto blk_coord = make_coord(assignment.tile.m, assignment.tile.n, _, assignment.tile.z);
     // This CTA's k-blocks: all of them, or its part of a split (parts differ by at most one).
@@ -511,9 +529,13 @@ struct GemmKernel {
       if (producer_warp_role == ProducerWarpRole::Mainloop) {
         if (params.debug_max_tile_delay_ns != 0) detail::debug_tile_delay(params.debug_max_tile_delay_ns, assignment);
         // The last band of a ragged M loads A through its shortened box (rows past it are never stored).
-        const ABox a_box = assignment.tile.m == params.tail_tile_m
-                               ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes}
-                               : ABox{};
+        // A band pair's padded band (wholly past m) loads no A at all.
+        const ABox a_box = [&] {
+          if constexpr (kClusterM > 1)
+            if (assignment.tile.m * Config::tile_m >= int(get<0>(problem_shape_MNKL)))
+              return ABox{nullptr, params.mainloop.tma_transaction_bytes_mk, /*skip=*/true};
+          return assignment.tile.m == params.tail_tile_m ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes} : ABox{};
+        }();
         // The last token tile of a swapped GEMM loads B through its shortened box the same way.
         const BBox b_box = assignment.tile.n == params.tail_tile_n
                                ? BBox{&params.tail_b_desc, params.tail_b_missing_bytes}
@@ -600,19 +622,20 @@ struct GemmKernel {
   }
 
  private:
-  // CTA pairs: cluster c = blockIdx.x / ClusterN takes position c / split_k of the stage's order
+  // CTA and band pairs: cluster c = blockIdx.x / 2 takes position c / split_k of the stage's order
   // over the grid of pairs (its part of the k range: c % split_k); its CTAs compute the tiles
-  // (m, ClusterN * j + rank). Clusters are consecutive blockIdx.x (cluster dims ClusterN x 1 x 1).
+  // (m, 2j + rank) (CTA pairs) or (2i + rank, n) (band pairs). Clusters are consecutive blockIdx.x
+  // (cluster dims 2 x 1 x 1).
   CUTLASS_DEVICE static Assignment pair_assignment_(StageT const& stage, uint32_t split_k, uint32_t* part) {
     const uint32_t parts = split_k == 0 ? 1u : split_k;
-    const uint32_t rank = blockIdx.x % uint32_t(kClusterN), cluster = blockIdx.x / uint32_t(kClusterN);
-    const Grid pairs{stage.grid.m, stage.grid.n / kClusterN, stage.grid.z};
+    const uint32_t rank = blockIdx.x % uint32_t(kClusterSize), cluster = blockIdx.x / uint32_t(kClusterSize);
+    const Grid pairs{stage.grid.m / kClusterM, stage.grid.n / kClusterN, stage.grid.z};
     Assignment a;
     const int pair_position = int(cluster / parts);
     *part = cluster % parts;
     const Tile t = stage.order(pairs, pair_position);
-    a.tile = Tile{t.m, t.n * kClusterN + int(rank), t.z};
-    a.position = pair_position * kClusterN + int(rank);
+    a.tile = kClusterM > 1 ? Tile{t.m * kClusterM + int(rank), t.n, t.z} : Tile{t.m, t.n * kClusterN + int(rank), t.z};
+    a.position = pair_position * kClusterSize + int(rank);
     a.epoch = 0;
     if (stage.trace) a.start_ns = device::global_timer_ns();
     return a;
@@ -824,7 +847,7 @@ class Gemm {
     const std::string dims = "m=" + std::to_string(args.m) + " n=" + std::to_string(args.n) + " k=" + std::to_string(args.k);
     if (args.m < 1 || args.n < 1 || args.k < 1 || args.batch < 1)
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": every extent (and batch) must be >= 1");
-    if (args.batch > 1 && (args.split_k > 1 || Config::swiglu_pairs || Config::d_column_major || Config::cluster_n > 1 ||
+    if (args.batch > 1 && (args.split_k > 1 || Config::swiglu_pairs || Config::d_column_major || Config::cluster_size > 1 ||
                            args.next_weights.k_blocks != 0))
       return status(errc::not_supported, "sm90 GEMM " + dims + " batch=" + std::to_string(args.batch) +
                                              ": a batched GEMM is a plain row-major one (no split-K, SwiGLU pairs, "
@@ -928,16 +951,16 @@ class Gemm {
     auto launched = detail::kernel_launch<Kernel>(params.value(), stage.grid.size(), args.split_k, "sm90 GEMM");
     if (!launched.ok()) return launched.error();
     StageLaunch l = std::move(launched.value());
-    if constexpr (Config::cluster_n > 1) {
+    if constexpr (Config::cluster_size > 1) {
       auto* kernel = &gemm_kernel<Kernel>;
-      // CTA pairs: the cluster dimension joins whatever attributes launch_chain passes (PDL).
+      // CTA and band pairs: the cluster dimension joins whatever attributes launch_chain passes (PDL).
       const Params kp = params.value();
       l.launch = [kernel, kp](const cudaLaunchConfig_t& cfg) {
         cudaLaunchAttribute attrs[8];
         unsigned n = 0;
         for (unsigned i = 0; i < cfg.numAttrs && n < 7; ++i) attrs[n++] = cfg.attrs[i];
         attrs[n].id = cudaLaunchAttributeClusterDimension;
-        attrs[n].val.clusterDim.x = unsigned(Config::cluster_n);
+        attrs[n].val.clusterDim.x = unsigned(Config::cluster_size);
         attrs[n].val.clusterDim.y = 1;
         attrs[n].val.clusterDim.z = 1;
         ++n;

@@ -81,9 +81,13 @@ struct GridDependencyWaits {
 // minus the short box's) are taken off the slot's barrier with mbarrier.complete_tx before the short
 // load is issued, so the slot completes when the bytes that do come have landed. The expected count
 // stays positive throughout (the short box is at least 8 rows), so the phase cannot complete early.
+// skip: no load at all (a band pair's padded band, wholly past m): missing_bytes, all of A's, are
+// completed without a copy, so the slot completes when B has landed. Its rows feed accumulator
+// rows that are never stored, and that CTA skips its GMMAs anyway.
 struct ABox {
   cute::TmaDescriptor const* desc = nullptr;  // in kernel parameter space (__grid_constant__)
   uint32_t missing_bytes = 0;
+  bool skip = false;
 };
 // B's box of one tile, the same way: a shortened one for the ragged last token tile of a swapped
 // GEMM (B holds the tokens), whose other rows would be zero-filled by TMA at every k-block.
@@ -102,13 +106,14 @@ struct WaitingMainloop : BaseMainloop {
   using typename Base::TensorStorage;
   static constexpr int Stages = DispatchPolicy::Stages;
 
-  // Clusters of one CTA, or CTA pairs along N (1 x 2 x 1) that share A: each CTA of a pair loads
-  // its half of A's box and multicasts it to both (B, the weights, differs per CTA).
+  // Clusters of one CTA; CTA pairs along N (1 x 2 x 1) that share A: each CTA of a pair loads its
+  // half of A's box and multicasts it to both (B, the weights, differs per CTA); or band pairs
+  // along M (2 x 1 x 1) that share B, the weights, the same way (A differs per CTA).
   using ClusterShape = typename DispatchPolicy::ClusterShape;
+  static constexpr int kClusterM = int(cute::size<0>(ClusterShape{}));
   static constexpr int kClusterN = int(cute::size<1>(ClusterShape{}));
-  static_assert(cute::size<0>(ClusterShape{}) == 1 && cute::size<2>(ClusterShape{}) == 1 &&
-                    (kClusterN == 1 || kClusterN == 2),
-                "baton::sm90::WaitingMainloop: 1x1x1 clusters or CTA pairs (1x2x1) only");
+  static_assert(cute::size<2>(ClusterShape{}) == 1 && kClusterM * kClusterN <= 2,
+                "baton::sm90::WaitingMainloop: 1x1x1 clusters, CTA pairs (1x2x1) or band pairs (2x1x1) only");
   // A through plain TMA (a GEMM) or im2col TMA (an implicit-GEMM convolution's activations, CUTLASS's
   // sm90 fprop collective); B, the weights or filters, through plain TMA.
   static constexpr bool im2col_a = std::is_same_v<typename Base::GmemTiledCopyA, cute::SM90_TMA_LOAD_IM2COL>;
@@ -117,8 +122,10 @@ struct WaitingMainloop : BaseMainloop {
                                    std::conditional_t<kClusterN == 1, cute::SM90_TMA_LOAD, cute::SM90_TMA_LOAD_MULTICAST>>,
                 "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD (or, for a convolution, SM90_TMA_LOAD_IM2COL) for A, "
                 "or SM90_TMA_LOAD_MULTICAST when A is multicast to a CTA pair");
-  static_assert(std::is_same_v<typename Base::GmemTiledCopyB, cute::SM90_TMA_LOAD>,
-                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD for B");
+  static_assert(std::is_same_v<typename Base::GmemTiledCopyB,
+                               std::conditional_t<kClusterM == 1, cute::SM90_TMA_LOAD, cute::SM90_TMA_LOAD_MULTICAST>>,
+                "baton::sm90::WaitingMainloop: expects SM90_TMA_LOAD for B, or SM90_TMA_LOAD_MULTICAST when B is "
+                "multicast to a band pair");
 
   // Producer side of the mainloop for one output tile. Same contract as the CUTLASS load()
   // (called by the whole producer warp, one lane works), plus the pipeline storage and the waiter.
@@ -132,11 +139,16 @@ struct WaitingMainloop : BaseMainloop {
 
     Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
     Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    // A CTA pair: this CTA's rank along N picks its half of A's box; the mask sends it to both.
+    // A CTA pair: this CTA's rank along N picks its half of A's box; the mask sends it to both. A
+    // band pair: the same for B along M.
     const uint32_t rank_n = kClusterN > 1 ? cute::block_rank_in_cluster() : 0u;
+    const uint32_t rank_m = kClusterM > 1 ? cute::block_rank_in_cluster() : 0u;
     const uint16_t mcast_mask_a = kClusterN > 1 ? uint16_t((1u << kClusterN) - 1u) : uint16_t(0);
+    const uint16_t mcast_mask_b = kClusterM > 1 ? uint16_t((1u << kClusterM) - 1u) : uint16_t(0);
+    // mbarrier.complete_tx addresses a CTA of the cluster: this one's rank (0 without a cluster).
+    const uint32_t self_rank = kClusterM * kClusterN > 1 ? cute::block_rank_in_cluster() : 0u;
     auto block_tma_a = params.tma_load_a.get_slice(rank_n);
-    auto block_tma_b = params.tma_load_b.get_slice(0);
+    auto block_tma_b = params.tma_load_b.get_slice(rank_m);
     auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
     // A GEMM's tiled views carry a batch mode L, (BLK,BLK_K,m,k,l); a convolution's do not,
     // (BLK,BLK_K,m,k) with k = (channel block, s, r).
@@ -166,8 +178,10 @@ struct WaitingMainloop : BaseMainloop {
       else
         pipeline.producer_acquire(write_b);
       auto* bar = pipeline.producer_get_barrier(write_b);
-      if (b_box.desc != nullptr) {  // a shortened box: the slot was armed for the full one
-        ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, 0u, b_box.missing_bytes);
+      if constexpr (kClusterM > 1) {  // a band pair: B is multicast, its box never shortened
+        copy(params.tma_load_b.with(*bar, mcast_mask_b), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
+      } else if (b_box.desc != nullptr) {  // a shortened box: the slot was armed for the full one
+        ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, self_rank, b_box.missing_bytes);
         copy(params.tma_load_b.with(b_box.desc, *bar), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
       } else {
         copy(params.tma_load_b.with(*bar, uint16_t(0)), tBgB(_, _, _, *iter_b), tBsB(_, _, _, write_b.index()));
@@ -205,8 +219,10 @@ struct WaitingMainloop : BaseMainloop {
       if constexpr (im2col_a) {
         copy(params.tma_load_a.with(*bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
       } else if constexpr (kClusterN == 1) {
-        if (a_box.desc != nullptr) {  // a shortened box (plain TMA only; a convolution never sets one)
-          ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, 0u, a_box.missing_bytes);
+        if (a_box.skip) {
+          ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, self_rank, a_box.missing_bytes);
+        } else if (a_box.desc != nullptr) {  // a shortened box (plain TMA only; a convolution never sets one)
+          ::cutlass::arch::ClusterTransactionBarrier::complete_transaction(bar, self_rank, a_box.missing_bytes);
           copy(params.tma_load_a.with(a_box.desc, *bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
         } else {
           copy(params.tma_load_a.with(*bar), tAgA(_, _, _, *iter_a), tAsA(_, _, _, write_a.index()));
