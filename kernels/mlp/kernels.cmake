@@ -20,6 +20,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_swapped160     | SwapUpConfigT<Activation::gelu, 160>   | PlainStage            | none"
   "up_gelu_swapped192     | SwapUpConfigT<Activation::gelu, 192>   | PlainStage            | none"
   "up_gelu_swapped224     | SwapUpConfigT<Activation::gelu, 224>   | PlainStage            | none"
+  "up_gelu_band           | BandUpConfig<Activation::gelu>     | PlainStage                | none"
+  # (the _band rows: 128x192 band pairs, 2x1 clusters multicasting the weights; tuning's candidates)
   # GEMM1, SwiGLU pairs (the swapped ones: wide token tiles only)
   "up_swiglu              | UpConfig<Activation::swiglu>       | PlainStage                | none"
   "up_swiglu_kblock       | UpConfig<Activation::swiglu>       | ProducerStage<KBlock>     | none"
@@ -31,6 +33,7 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_swapped160   | SwapUpConfigT<Activation::swiglu, 160> | PlainStage            | none"
   "up_swiglu_swapped192   | SwapUpConfigT<Activation::swiglu, 192> | PlainStage            | none"
   "up_swiglu_swapped224   | SwapUpConfigT<Activation::swiglu, 224> | PlainStage            | none"
+  "up_swiglu_band         | BandUpConfig<Activation::swiglu>   | PlainStage                | none"
   # GEMM2: the chain's (plain, waiting per k-block / per row), PDL-launched forms, the plain widths
   "down                   | DownConfig                         | PlainStage                | none"
   "down_kblock            | DownConfig                         | ConsumerStage<KBlock>     | none"
@@ -41,6 +44,8 @@ set(BATON_MLP_KERNEL_TABLE
   "down_wide_after_grid   | WideDownConfig                     | PlainStage                | before_a"
   "down_mid               | MidDownConfig                      | PlainStage                | none"
   "down_mid_after_grid    | MidDownConfig                      | PlainStage                | before_a"
+  "down_band              | BandDownConfig                     | PlainStage                | none"
+  "down_band_after_grid   | BandDownConfig                     | PlainStage                | before_a"
   "down_narrow            | NarrowDownConfig                   | PlainStage                | none"
   "down_narrow_after_grid | NarrowDownConfig                   | PlainStage                | before_a"
   "down_swapped144        | SwapDownConfigT<144>               | PlainStage                | none"

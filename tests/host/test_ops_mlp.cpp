@@ -313,6 +313,81 @@ TEST(OpsMlpPlan, CtaPairsForNarrowGemms) {
   EXPECT_NE(b.error().message().find("gemm2 CTA pairs are for the plain form"), std::string::npos) << b.error().message();
 }
 
+// Band pairs (GemmFormRequest::band_pairs) for the 128x192 GEMMs: rows of tiles padded to an even
+// count, only from two bands on, other widths unaffected, the log line says which; policy none and
+// the plain form only; never the plan's own choice; a kernel set without them refuses the request.
+TEST(OpsMlpPlan, BandPairsForMidGemms) {
+  baton::ops::MlpOptions o;
+  o.policy = MlpPolicy::none;
+  o.gemm1.band_pairs = o.gemm2.band_pairs = true;
+  o.gemm1.tile = o.gemm2.tile = 192;
+  const MlpShape three_bands{300, 1032, 440, Activation::gelu};  // 3 bands -> 4; 440 / 192 -> 3, 1032 / 192 -> 6
+  auto p = plan_mlp(three_bands, 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_TRUE(p.value().form1.band_pairs && p.value().form2.band_pairs);
+  EXPECT_EQ(p.value().gemm1, (baton::Grid{4, 3, 1}));
+  EXPECT_EQ(p.value().gemm2, (baton::Grid{4, 6, 1}));
+  EXPECT_EQ(p.value().expected_us, 0.0) << "the cost model does not describe band pairs";
+  EXPECT_NE(p.value().log_line().find("tiles 128x192 band pairs/128x192 band pairs"), std::string::npos)
+      << p.value().log_line();
+  // SwiGLU: GEMM1 over 2F interleaved columns, an even band count stays.
+  auto sw = plan_mlp(MlpShape{512, 1024, 2048, Activation::swiglu}, 132, o);
+  ASSERT_TRUE(sw.ok()) << sw.error().to_string();
+  EXPECT_TRUE(sw.value().form1.band_pairs);
+  EXPECT_EQ(sw.value().gemm1.m, 4);
+  // One band (m <= 128): nothing to pair, the request has no effect.
+  auto one = plan_mlp(MlpShape{100, 1032, 440, Activation::gelu}, 132, o);
+  ASSERT_TRUE(one.ok());
+  EXPECT_FALSE(one.value().form1.band_pairs || one.value().form2.band_pairs);
+  EXPECT_EQ(one.value().gemm1.m, 1);
+  // Only the 128x192 GEMMs pair up.
+  baton::ops::MlpOptions mixed = o;
+  mixed.gemm1.tile = 256;
+  auto q = plan_mlp(three_bands, 132, mixed);
+  ASSERT_TRUE(q.ok());
+  EXPECT_FALSE(q.value().form1.band_pairs);
+  EXPECT_TRUE(q.value().form2.band_pairs);
+  EXPECT_EQ(q.value().gemm1.m, 3);
+  // Never on its own.
+  for (int m : {129, 300, 768, 1536}) {
+    auto d = plan_mlp(MlpShape{m, 4096, 11008, Activation::swiglu}, 132);
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(d.value().form1.band_pairs || d.value().form2.band_pairs) << "m=" << m;
+  }
+  auto refused = [&](const baton::ops::MlpOptions& r, const std::string& what) {
+    auto e = plan_mlp(three_bands, 132, r);
+    ASSERT_FALSE(e.ok()) << what;
+    EXPECT_EQ(e.error().code(), baton::errc::not_supported);
+    EXPECT_NE(e.error().message().find(what), std::string::npos) << e.error().message();
+  };
+  baton::ops::MlpOptions row = o;
+  row.policy = MlpPolicy::row;
+  row.gemm1.tile.reset();
+  row.gemm2.tile.reset();
+  refused(row, "gemm1 band pairs need policy none");
+  baton::ops::MlpOptions swapped = o;
+  swapped.gemm2.operands = GemmOperands::swapped;
+  swapped.gemm2.tile.reset();
+  refused(swapped, "gemm2 band pairs are for the plain form");
+  baton::ops::MlpOptions both = o;
+  both.gemm1.cta_pairs = true;
+  refused(both, "gemm1 CTA pairs (96 wide) and band pairs (192 wide) exclude each other");
+  const baton::ops::MlpKernelForms no_bands{.cta_pairs = true, .narrow_swapped = true, .band_pairs = false};
+  EXPECT_FALSE(no_bands.complete());
+  auto lacking = plan_mlp(three_bands, 132, o, no_bands);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_NE(lacking.error().message().find("gemm1 asks for band pairs (GemmFormRequest::band_pairs)"), std::string::npos)
+      << lacking.error().message();
+  EXPECT_TRUE(baton::ops::mlp_needs_missing_kernels(three_bands, 132, o, no_bands));
+  EXPECT_NE(baton::ops::mlp_tune_key(three_bands, {}, "d", no_bands).find("kernels_lack=band_pairs"), std::string::npos);
+  // A free GEMM (the attention op's) has no band pairs.
+  baton::ops::GemmFormRequest free_band;
+  free_band.band_pairs = true;
+  auto f = baton::ops::plan_free_gemm(300, 1032, 440, 132, free_band);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("a free GEMM has none"), std::string::npos) << f.error().message();
+}
+
 // A kernel set without the optional forms (MlpKernelForms: baton::mlp_kernels built without
 // -DBATON_MLP_EXTRA_KERNELS=ON): a request that needs one is refused by name with the option that
 // adds it, whatever else the plan would choose; the plan never picks one on its own, so without a

@@ -76,14 +76,15 @@ template <int N>
 using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
 using GeluFusion =
     ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>;
-template <int N, int ClusterN = 1>
+template <int N, int ClusterN = 1, int ClusterM = 1>
 using DownConfigN = sm90::GemmConfig<TileN<N>, ::cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>,
-                                     false, ::cutlass::layout::RowMajor, ClusterN>;
-template <Activation A, int N, int ClusterN = 1>
+                                     false, ::cutlass::layout::RowMajor, ClusterN, ClusterM>;
+template <Activation A, int N, int ClusterN = 1, int ClusterM = 1>
 using UpConfigN = std::conditional_t<
-    A == Activation::gelu, sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN>,
+    A == Activation::gelu,
+    sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN, ClusterM>,
     sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::RowMajor,
-                     ClusterN>>;
+                     ClusterN, ClusterM>>;
 
 using Tile = TileN<kMlpTileN>;
 using GeluConfig = UpConfigN<Activation::gelu, kMlpTileN>;
@@ -107,6 +108,10 @@ using PairSwiGluConfig = UpConfigN<Activation::swiglu, kMlpNarrowTileN, 2>;
 using PairDownConfig = DownConfigN<kMlpNarrowTileN, 2>;
 template <Activation A>
 using PairUpConfig = UpConfigN<A, kMlpNarrowTileN, 2>;
+// 128x192 tiles as band pairs (GemmFormRequest::band_pairs): 2x1 clusters multicasting the weights.
+template <Activation A>
+using BandUpConfig = UpConfigN<A, kMlpMidTileN, 1, 2>;
+using BandDownConfig = DownConfigN<kMlpMidTileN, 1, 2>;
 using WideGeluConfig = UpConfigN<Activation::gelu, kMlpWideTileN>;
 using WideSwiGluConfig = UpConfigN<Activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
@@ -170,6 +175,7 @@ struct Inline {
   // Every optional form (MlpKernelForms, baton/ops/mlp.hpp): its kernels are instantiated on use.
   static constexpr bool has_cta_pairs = true;
   static constexpr bool has_narrow_swapped = true;
+  static constexpr bool has_band_pairs = true;
   template <class S>
   static result<StageLaunch> up(const S& s, const sm90::GemmArguments<UpConfig<A>>& a) {
     return sm90::Gemm<UpConfig<A>, S>::make_launch(s, a);
@@ -210,6 +216,16 @@ struct Inline {
   }
   static result<StageLaunch> down_pair_after_grid(const PlainStage& s, const sm90::GemmArguments<PairDownConfig>& a) {
     return sm90::Gemm<PairDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
+  }
+  // 128x192 tiles as band pairs (weights multicast), no edges; GEMM2 also PDL-launched, weights first.
+  static result<StageLaunch> up_band(const PlainStage& s, const sm90::GemmArguments<BandUpConfig<A>>& a) {
+    return sm90::Gemm<BandUpConfig<A>, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_band(const PlainStage& s, const sm90::GemmArguments<BandDownConfig>& a) {
+    return sm90::Gemm<BandDownConfig, PlainStage>::make_launch(s, a);
+  }
+  static result<StageLaunch> down_band_after_grid(const PlainStage& s, const sm90::GemmArguments<BandDownConfig>& a) {
+    return sm90::Gemm<BandDownConfig, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
   }
   // 128x256 and 128x192 GEMM2s PDL-launched, weights first (as down_after_grid).
   static result<StageLaunch> down_wide_after_grid(const PlainStage& s, const sm90::GemmArguments<WideDownConfig>& a) {
@@ -281,6 +297,8 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
                                 const sm90::GemmArguments<NarrowDownConfig>& down_narrow,
                                 const sm90::GemmArguments<PairUpConfig<A>>& up_pair,
                                 const sm90::GemmArguments<PairDownConfig>& down_pair,
+                                const sm90::GemmArguments<BandUpConfig<A>>& up_band,
+                                const sm90::GemmArguments<BandDownConfig>& down_band,
                                 const sm90::GemmArguments<SwapGeluConfig>& up_swapped,
                                 const sm90::GemmArguments<SwapDownConfig>& down_swapped,
                                 const sm90::GemmArguments<SwapUpConfigT<A, kMlpSwapMidTileN>>& up_swapped_mid,
@@ -306,6 +324,9 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::up_pair(plain, up_pair) } -> std::same_as<result<StageLaunch>>;
   { K::down_pair(plain, down_pair) } -> std::same_as<result<StageLaunch>>;
   { K::down_pair_after_grid(plain, down_pair) } -> std::same_as<result<StageLaunch>>;
+  { K::up_band(plain, up_band) } -> std::same_as<result<StageLaunch>>;
+  { K::down_band(plain, down_band) } -> std::same_as<result<StageLaunch>>;
+  { K::down_band_after_grid(plain, down_band) } -> std::same_as<result<StageLaunch>>;
   { K::down_swapped(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
   { K::down_swapped_after_grid(plain, down_swapped) } -> std::same_as<result<StageLaunch>>;
   { K::template up_swapped_wide<kMlpSwapMidTileN>(plain, up_swapped_mid) } -> std::same_as<result<StageLaunch>>;
@@ -328,6 +349,7 @@ constexpr MlpKernelForms kernel_forms_of() {
   MlpKernelForms f;
   if constexpr (requires { bool{K::has_cta_pairs}; }) f.cta_pairs = K::has_cta_pairs;
   if constexpr (requires { bool{K::has_narrow_swapped}; }) f.narrow_swapped = K::has_narrow_swapped;
+  if constexpr (requires { bool{K::has_band_pairs}; }) f.band_pairs = K::has_band_pairs;
   return f;
 }
 static_assert(kernel_forms_of<Inline<Activation::gelu>>().complete() &&
@@ -424,6 +446,14 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
         return after_grid ? K::down_narrow_after_grid(st, args) : K::down_narrow(st, args);
       });
     case kMlpMidTileN:
+      if (f.band_pairs) {
+        if constexpr (forms.band_pairs)
+          return form(std::type_identity<BandDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
+            return after_grid ? K::down_band_after_grid(st, args) : K::down_band(st, args);
+          });
+        else
+          return unformed_gemm(mlp_missing_kernels(what + " as band pairs"));
+      }
       return form(std::type_identity<MidDownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
         return after_grid ? K::down_mid_after_grid(st, args) : K::down_mid(st, args);
       });
@@ -593,12 +623,12 @@ class Mlp {
       MlpOptions c = asked;
       c.policy = policy;
       c.group_m = group;
-      c.gemm1 = GemmFormRequest{{}, {}, asked.gemm1.split_k, {}};
-      c.gemm2 = GemmFormRequest{{}, {}, asked.gemm2.split_k, {}};
+      c.gemm1 = GemmFormRequest{{}, {}, asked.gemm1.split_k, {}, {}};
+      c.gemm2 = GemmFormRequest{{}, {}, asked.gemm2.split_k, {}, {}};
       return c;
     };
     auto plain = [](int tile, const GemmFormRequest& r) {
-      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs};
+      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs, r.band_pairs};
     };
     std::vector<MlpOptions> cands = {none_with([](MlpOptions&) {})};
     if (rows > 1) {  // with one row of tiles every order below is the same chain
@@ -633,8 +663,8 @@ class Mlp {
         for (int s2 : {1, 2, 3})
           if ((s1 != bp.form1.split_k || s2 != bp.form2.split_k) && s1 <= k1 && s2 <= k2)
             cands.push_back(none_with([&](MlpOptions& c) {
-              c.gemm1 = GemmFormRequest{bp.form1.operands, bp.form1.tile, s1, {}};
-              c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}};
+              c.gemm1 = GemmFormRequest{bp.form1.operands, bp.form1.tile, s1, {}, {}};
+              c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}, {}};
             }));
     }
     // Up to two wide token tiles (kMlpSwapMaxM), each GEMM plain (the model's width) and swapped
@@ -643,14 +673,14 @@ class Mlp {
       for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
         for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})
           cands.push_back(none_with([&](MlpOptions& c) {
-            c.gemm1 = GemmFormRequest{o1, {}, asked.gemm1.split_k, {}};
-            c.gemm2 = GemmFormRequest{o2, {}, asked.gemm2.split_k, {}};
+            c.gemm1 = GemmFormRequest{o1, {}, asked.gemm1.split_k, {}, {}};
+            c.gemm2 = GemmFormRequest{o2, {}, asked.gemm2.split_k, {}, {}};
           }));
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back(none_with([](MlpOptions& c) { c.l2_prefetch_mb = 0; }));
     // At decode, the 32-token swapped GEMMs (measured slower, docs/mlp.md) beside plain 128x128 ones.
     if (bp.policy == MlpPolicy::none && shape.m <= kMlpSwapTileN && plain1 && plain2) {
-      const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}};
+      const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}, {}};
       cands.push_back(none_with([&](MlpOptions& c) {
         c.gemm1 = plain(kMlpTileN, asked.gemm1);
         c.gemm2 = swapped;
@@ -677,11 +707,28 @@ class Mlp {
         for (int t2 : kMlpTileWidths)
           if (t1 == kMlpNarrowTileN || t2 == kMlpNarrowTileN)
             cands.push_back(none_with([&](MlpOptions& c) {
-              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, true};
-              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, true};
+              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, true, {}};
+              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, true, {}};
             }));
     if (bp.form1.cta_pairs || bp.form2.cta_pairs)
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.cta_pairs = c.gemm2.cta_pairs = false; }));
+    // From two row bands on, band pairs (weights multicast) on the 192-wide GEMMs of the width pairs
+    // above that have one: on GEMM1, on GEMM2, on both. They measured 0.79-1.23x the unpaired GEMMs'
+    // time, by shape (docs/mlp.md, "Band pairs"), so only timing decides.
+    if (rows >= 2 && bp.policy == MlpPolicy::none && !asked.gemm1.cta_pairs.value_or(false) &&
+        !asked.gemm2.cta_pairs.value_or(false))
+      for (int t1 : kMlpTileWidths)
+        for (int t2 : kMlpTileWidths)
+          for (int which = 1; which <= 3; ++which) {
+            const bool bp1 = (which & 1) && t1 == kMlpMidTileN, bp2 = (which & 2) && t2 == kMlpMidTileN;
+            if ((which == 1 && !bp1) || (which == 2 && !bp2) || (which == 3 && !(bp1 && bp2))) continue;
+            cands.push_back(none_with([&](MlpOptions& c) {
+              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, {}, bp1};
+              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, {}, bp2};
+            }));
+          }
+    if (bp.form1.band_pairs || bp.form2.band_pairs)
+      cands.push_back(none_with([](MlpOptions& c) { c.gemm1.band_pairs = c.gemm2.band_pairs = false; }));
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
     if (bp.policy == MlpPolicy::none)
       cands.push_back(none_with([&](MlpOptions& c) {
@@ -724,8 +771,8 @@ class Mlp {
       auto swapped = [](const GemmForm& f) { return f.operands == GemmOperands::swapped; };
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(mp.policy), mp.group_m, swapped(mp.form1) ? "swapped 128x" : "128x", mp.form1.tile,
-                    mp.form1.cta_pairs ? "p" : "", swapped(mp.form2) ? "swapped 128x" : "128x", mp.form2.tile,
-                    mp.form2.cta_pairs ? "p" : "", mp.form1.split_k, mp.form2.split_k,
+                    mp.form1.cta_pairs ? "p" : mp.form1.band_pairs ? "b" : "", swapped(mp.form2) ? "swapped 128x" : "128x",
+                    mp.form2.tile, mp.form2.cta_pairs ? "p" : mp.form2.band_pairs ? "b" : "", mp.form1.split_k, mp.form2.split_k,
                     mp.l2_prefetch_kblocks > 0 ? ("/pf" + std::to_string(mp.l2_prefetch_kblocks)).c_str() : "",
                     mp.launch == Gemm2Launch::pdl ? "/pdl" : "/2 launches", med[i]);
       tried += buf;
@@ -800,6 +847,13 @@ class Mlp {
         return form(std::type_identity<NarrowUpConfig<Act>>{},
                     [](const auto& st, const auto& a, bool) { return Kernels::up_narrow(st, a); });
       case kMlpMidTileN:
+        if (f.band_pairs) {
+          if constexpr (kernel_forms.band_pairs)
+            return form(std::type_identity<BandUpConfig<Act>>{},
+                        [](const auto& st, const auto& a, bool) { return Kernels::up_band(st, a); });
+          else
+            return detail::unformed_gemm(mlp_missing_kernels("baton::ops::mlp: gemm1 as band pairs"));
+        }
         return form(std::type_identity<MidUpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up_mid(st, a); });
       case kMlpWideTileN:
         return form(std::type_identity<WideUpConfig<Act>>{},
@@ -827,12 +881,13 @@ class Mlp {
     BATON_TRY(f2.unformed.with_context("gemm2"));
     // The waiting (and posting) kernels are plain 128x128 ones, of any split-K.
     auto edge_ok = [](const GemmForm& f) {
-      return f.operands == GemmOperands::plain && f.tile == kMlpTileN && !f.cta_pairs;
+      return f.operands == GemmOperands::plain && f.tile == kMlpTileN && !f.cta_pairs && !f.band_pairs;
     };
     const bool plain_forms = edge_ok(plan_.form1) && edge_ok(plan_.form2);
     if (!plain_forms && plan_.policy != MlpPolicy::none)
       return status(errc::not_supported,
-                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA pairs and the swapped GEMMs need policy none");
+                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA and band pairs and the swapped GEMMs need "
+                    "policy none");
     BATON_TRY(detail::alloc_zeroed(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(detail::alloc_zeroed(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
     // Shapes and pointers (and the split-K workspaces) before any stage is built or bound.

@@ -78,6 +78,7 @@ struct GemmForm {
   int tile = 128;          // plain: computed columns per 128-row tile; swapped: tokens per tile
   int split_k = 1;         // parts of each tile's k range (summed by the last part)
   bool cta_pairs = false;  // plain 96-wide tiles as 1 x 2 clusters multicasting A
+  bool band_pairs = false; // plain 192-wide tiles as 2 x 1 clusters multicasting the weights
   friend bool operator==(const GemmForm&, const GemmForm&) = default;
 };
 
@@ -96,11 +97,19 @@ struct GemmForm {
 //              (re-read by every weight tile) crosses L2 once per pair; the grid's columns are padded
 //              to an even count. Policy none; no effect on other widths. Empty / false: off (measured
 //              level with the unpaired GEMMs, docs/mlp.md); MlpRunOptions::tune_cta_pairs tries them.
+//   band_pairs true: a plain 192-wide GEMM runs as band pairs (sm90::GemmConfig<..., ClusterM = 2>):
+//              the two CTAs of a 2 x 1 cluster compute the same columns of two row bands and
+//              TMA-multicast the weight tile, so the weights cross L2 once per pair; the grid's rows
+//              of tiles are padded to an even count. Policy none; no effect on other widths or at
+//              one row band. Empty / false: off (the plan never picks them: they measured 0.79-1.23x
+//              the unpaired GEMM's time over the MLP shapes, docs/mlp.md "Band pairs"); tuning
+//              (MlpRunOptions::tune) tries them where a GEMM is 192 wide over two or more bands.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
   std::optional<int> split_k;
   std::optional<bool> cta_pairs;
+  std::optional<bool> band_pairs;
   friend bool operator==(const GemmFormRequest&, const GemmFormRequest&) = default;
 };
 
@@ -179,18 +188,21 @@ inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
 inline constexpr int kMlpSwapMaxM = 2 * kMlpSwapWiderTileN;
 
 // The optional forms of the op's kernels: a kernel set (baton/ops/mlp.cuh, MlpKernelSet) may lack
-// them, since plan_mlp never picks either on its own (they run only when asked for, or as tuning
+// them, since plan_mlp never picks any on its own (they run only when asked for, or as tuning
 // candidates):
 //   cta_pairs       the 128x96 CTA-pair GEMMs (GemmFormRequest::cta_pairs; measured level with the
 //                   unpaired GEMMs, docs/mlp.md)
 //   narrow_swapped  the 32-token swapped GEMMs (GemmOperands::swapped at m <= 32: GEMM2, and GEMM1
 //                   with GeLU; measured slower than the plain GEMMs at every decode M)
-// The header-only kernels (mlp_kernels::Inline) have both; the library baton::mlp_kernels
-// (mlp_kernels::Compiled) only when baton is configured with -DBATON_MLP_EXTRA_KERNELS=ON.
+//   band_pairs      the 128x192 band-pair GEMMs (GemmFormRequest::band_pairs; tuning tries them)
+// The header-only kernels (mlp_kernels::Inline) have all three; the library baton::mlp_kernels
+// (mlp_kernels::Compiled) has the band pairs always and the other two only when baton is configured
+// with -DBATON_MLP_EXTRA_KERNELS=ON.
 struct MlpKernelForms {
   bool cta_pairs = true;
   bool narrow_swapped = true;
-  constexpr bool complete() const { return cta_pairs && narrow_swapped; }
+  bool band_pairs = true;
+  constexpr bool complete() const { return cta_pairs && narrow_swapped && band_pairs; }
   friend bool operator==(const MlpKernelForms&, const MlpKernelForms&) = default;
 };
 // The refusal of a form the kernel set lacks (errc::not_supported): `what` names the form and who
@@ -233,7 +245,7 @@ struct MlpPlan {
     auto form = [](const GemmForm& f, const char* swapped_as) {
       return f.operands == GemmOperands::swapped
                  ? "swapped 128x" + std::to_string(f.tile) + " (" + swapped_as + ")"
-                 : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "");
+                 : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "") + (f.band_pairs ? " band pairs" : "");
     };
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
@@ -267,14 +279,22 @@ inline MlpPolicy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, 
 }
 
 // MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field, a GEMM's
-// request as operands/tile/split_k/cta_pairs with `auto` for an empty field:
-// "policy=none;gemm1=swapped/160/2/auto;gemm2=auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;launch=pdl".
-// Parsing refuses unknown, missing or malformed fields, naming them.
+// request as operands/tile/split_k/cta_pairs/band_pairs with `auto` for an empty field:
+// "policy=none;gemm1=swapped/160/2/auto/auto;gemm2=auto/auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;launch=pdl".
+// Parsing refuses unknown, missing or malformed fields, naming them; a request of four parts (the
+// cache files written before band pairs) leaves band_pairs empty.
 namespace detail {
 inline std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "auto"; }
+inline std::string opt_text(const std::optional<bool>& v) { return v ? (*v ? "1" : "0") : "auto"; }
 inline std::string request_text(const GemmFormRequest& r) {
   return std::string(r.operands ? to_string(*r.operands) : "auto") + "/" + opt_text(r.tile) + "/" +
-         opt_text(r.split_k) + "/" + (r.cta_pairs ? (*r.cta_pairs ? "1" : "0") : "auto");
+         opt_text(r.split_k) + "/" + opt_text(r.cta_pairs) + "/" + opt_text(r.band_pairs);
+}
+inline bool parse_opt_bool(const std::string& v, std::optional<bool>& out) {
+  if (v == "auto") out.reset();
+  else if (v == "0" || v == "1") out = v == "1";
+  else return false;
+  return true;
 }
 inline bool parse_opt_int(const std::string& v, std::optional<int>& out) {
   if (v == "auto") {
@@ -292,16 +312,15 @@ inline bool parse_request(const std::string& v, GemmFormRequest& r) {
   size_t p = 0;
   for (size_t q; (q = v.find('/', p)) != std::string::npos; p = q + 1) parts.push_back(v.substr(p, q - p));
   parts.push_back(v.substr(p));
-  if (parts.size() != 4) return false;
+  if (parts.size() != 4 && parts.size() != 5) return false;
   if (parts[0] == "auto") r.operands.reset();
   else if (parts[0] == "plain") r.operands = GemmOperands::plain;
   else if (parts[0] == "swapped") r.operands = GemmOperands::swapped;
   else return false;
   if (!parse_opt_int(parts[1], r.tile) || !parse_opt_int(parts[2], r.split_k)) return false;
-  if (parts[3] == "auto") r.cta_pairs.reset();
-  else if (parts[3] == "0" || parts[3] == "1") r.cta_pairs = parts[3] == "1";
-  else return false;
-  return true;
+  if (!parse_opt_bool(parts[3], r.cta_pairs)) return false;
+  r.band_pairs.reset();
+  return parts.size() == 4 || parse_opt_bool(parts[4], r.band_pairs);
 }
 }  // namespace detail
 
@@ -353,7 +372,8 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
         else if (v == "after_gemm1") o.launch = Gemm2Launch::after_gemm1;
         else ok = false;
     }
-    if (!ok) return bad(k + " = '" + v + "' is malformed (a GEMM: operands/tile/split_k/cta_pairs, each 'auto' or a value)");
+    if (!ok)
+      return bad(k + " = '" + v + "' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs, each 'auto' or a value)");
     seen |= 1u << i;
   }
   for (int i = 0; i < kFields; ++i)
@@ -370,6 +390,7 @@ inline std::string mlp_tune_key(const MlpShape& s, const MlpOptions& asked, cons
   std::string lacks;
   if (!have.cta_pairs) lacks += "cta_pairs";
   if (!have.narrow_swapped) lacks += std::string(lacks.empty() ? "" : ",") + "narrow_swapped";
+  if (!have.band_pairs) lacks += std::string(lacks.empty() ? "" : ",") + "band_pairs";
   return "mlp;m=" + std::to_string(s.m) + ";h=" + std::to_string(s.hidden) + ";f=" + std::to_string(s.ffn) +
          ";act=" + to_string(s.act) + ";asked=" + mlp_options_to_string(asked) + ";device=" + device +
          (lacks.empty() ? std::string() : ";kernels_lack=" + lacks);
@@ -391,8 +412,8 @@ struct MlpGemmPick {
 };
 inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
   if (f.operands == GemmOperands::swapped) return Grid{ceil_div(n, kMlpTileM), ceil_div(m, f.tile), 1};
-  const int cols = ceil_div(n, f.tile);
-  return Grid{ceil_div(m, kMlpTileM), f.cta_pairs ? ceil_div(cols, 2) * 2 : cols, 1};
+  const int cols = ceil_div(n, f.tile), rows = ceil_div(m, kMlpTileM);
+  return Grid{f.band_pairs ? ceil_div(rows, 2) * 2 : rows, f.cta_pairs ? ceil_div(cols, 2) * 2 : cols, 1};
 }
 // The form of least modeled time (mlp_cost.hpp) of one GEMM without waits, D [m, n] = A [m, k] W [n, k]^T,
 // among what request `r` leaves open: plain widths x split-K (only over fewer tiles than SMs, in
@@ -427,6 +448,8 @@ template <class Extra>
       if (mlp_swap_tile_serves(t, m) && (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m)) consider(GemmOperands::swapped, t);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
+  best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
+                         r.band_pairs.value_or(false);
   return best;
 }
 }  // namespace detail
@@ -491,12 +514,21 @@ template <class Extra>
       if (r.cta_pairs.value_or(false))
         return status(errc::not_supported, g + "CTA pairs need policy none (a waiting GEMM2 cannot multicast A before "
                                                "both CTAs' waits), got policy " + to_string(p.policy));
+      if (r.band_pairs.value_or(false))
+        return status(errc::not_supported, g + "band pairs need policy none (the op has no band-pair kernels that wait "
+                                               "or post), got policy " + to_string(p.policy));
     }
     if (swapped && r.cta_pairs.value_or(false))
       return status(errc::not_supported, g + "CTA pairs are for the plain form (they multicast the activations)");
+    if (swapped && r.band_pairs.value_or(false))
+      return status(errc::not_supported, g + "band pairs are for the plain form (they multicast the weights)");
+    if (r.band_pairs.value_or(false) && r.cta_pairs.value_or(false))
+      return status(errc::not_supported, g + "CTA pairs (96 wide) and band pairs (192 wide) exclude each other");
     // Refused whatever width the plan would give the GEMM: the request is for a form the set lacks.
     if (r.cta_pairs.value_or(false) && !have.cta_pairs)
       return mlp_missing_kernels(g + "asks for CTA pairs (GemmFormRequest::cta_pairs)");
+    if (r.band_pairs.value_or(false) && !have.band_pairs)
+      return mlp_missing_kernels(g + "asks for band pairs (GemmFormRequest::band_pairs)");
     return {};
   };
   BATON_TRY(check(opt.gemm1, 1, k1));
@@ -547,9 +579,9 @@ template <class Extra>
   p.launch = !none ? Gemm2Launch::pdl : opt.launch ? *opt.launch : one_wave ? Gemm2Launch::pdl : Gemm2Launch::after_gemm1;
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.form2.split_k);
-  // The model's time for the chain it can describe (not CTA pairs, the L2 prefetch or 32-token tiles).
+  // The model's time for the chain it can describe (not CTA or band pairs, the L2 prefetch or 32-token tiles).
   auto modeled = [](const GemmForm& f) {
-    return !f.cta_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
+    return !f.cta_pairs && !f.band_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
   };
   auto shape_of = [&](const GemmForm& f, int n, int k) {
     const bool swapped = f.operands == GemmOperands::swapped;
@@ -598,6 +630,9 @@ struct FreeGemmPlan {
     if (swapped) return status(errc::not_supported, dims + "CTA pairs are for the plain form (they multicast the activations)");
     if (!have.cta_pairs) return mlp_missing_kernels(dims + "asks for CTA pairs (GemmFormRequest::cta_pairs)");
   }
+  if (r.band_pairs.value_or(false))
+    return status(errc::not_supported, dims + "band pairs (GemmFormRequest::band_pairs) are the MLP op's GEMM1 / GEMM2 "
+                                              "forms; a free GEMM has none");
   FreeGemmPlan p;
   p.group_m = mlp_group_m(Grid{ceil_div(m, kMlpTileM), 1, 1});
   const MlpCostModel model{};

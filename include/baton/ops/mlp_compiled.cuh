@@ -42,6 +42,8 @@ struct Compiled {
   // The optional forms (MlpKernelForms): in the library with -DBATON_MLP_EXTRA_KERNELS=ON only.
   static constexpr bool has_cta_pairs = BATON_MLP_HAS_EXTRA_KERNELS_ != 0;
   static constexpr bool has_narrow_swapped = BATON_MLP_HAS_EXTRA_KERNELS_ != 0;
+  // The band pairs (tuning's candidates) are always in the library.
+  static constexpr bool has_band_pairs = true;
   template <class Config, class S, sm90::GridWait Wait = sm90::NoGridWait>
   static result<StageLaunch> launch(const S& s, const sm90::GemmArguments<Config>& a) {
     return compiled_launch<Config, S, Wait>(s, a);
@@ -79,6 +81,15 @@ struct Compiled {
   }
   static result<StageLaunch> down_narrow_after_grid(const PlainStage& s, const sm90::GemmArguments<NarrowDownConfig>& a) {
     return launch<NarrowDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
+  }
+  static result<StageLaunch> up_band(const PlainStage& s, const sm90::GemmArguments<BandUpConfig<A>>& a) {
+    return launch<BandUpConfig<A>>(s, a);
+  }
+  static result<StageLaunch> down_band(const PlainStage& s, const sm90::GemmArguments<BandDownConfig>& a) {
+    return launch<BandDownConfig>(s, a);
+  }
+  static result<StageLaunch> down_band_after_grid(const PlainStage& s, const sm90::GemmArguments<BandDownConfig>& a) {
+    return launch<BandDownConfig, PlainStage, sm90::GridWaitBeforeA>(s, a);
   }
 #if BATON_MLP_HAS_EXTRA_KERNELS_
   static result<StageLaunch> up_pair(const PlainStage& s, const sm90::GemmArguments<PairUpConfig<A>>& a) {

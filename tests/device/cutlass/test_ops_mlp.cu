@@ -137,6 +137,8 @@ struct Case {
   int pairs = 0;         // MlpOptions::cta_pairs
   int expect_pairs = -1; // the plan's CTA pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
   bool tune_pairs = false;  // MlpRunOptions::tune_cta_pairs (tuning also times CTA pairs)
+  int bands = 0;          // MlpOptions' band_pairs (1: band pairs for a 192-wide GEMM)
+  int expect_bands = -1;  // the plan's band pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -193,6 +195,7 @@ void OpsMlp::run_case(const Case& c) {
     if (tile > 0) r.tile = tile;
     if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
     if (c.pairs == 1) r.cta_pairs = true;
+    if (c.bands == 1) r.band_pairs = true;
     return r;
   };
   o.plan.gemm1 = request(c.split1, c.tile_n1, c.swap1);
@@ -233,6 +236,8 @@ void OpsMlp::run_case(const Case& c) {
   if (c.expect_pdl >= 0) EXPECT_EQ(plan.launch == ops::Gemm2Launch::pdl, c.expect_pdl == 1) << plan.log_line();
   if (c.expect_pairs >= 0)
     EXPECT_EQ(int(plan.form1.cta_pairs) + 2 * int(plan.form2.cta_pairs), c.expect_pairs) << plan.log_line();
+  if (c.expect_bands >= 0)
+    EXPECT_EQ(int(plan.form1.band_pairs) + 2 * int(plan.form2.band_pairs), c.expect_bands) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -317,6 +322,38 @@ std::vector<Case> ragged_cases() {
   return v;
 }
 INSTANTIATE_TEST_SUITE_P(Ragged, OpsMlp, ::testing::ValuesIn(ragged_cases()), case_name);
+
+// 128x192 GEMMs as band pairs (2x1 clusters, the weights multicast), H = 1032 and F = 440 (ragged
+// against 192): two bands with the ragged tail in the pair's second CTA (m = 200), an odd band count
+// whose padded band loads no A (m = 300, 257), eight bands, split-K, GEMM2 after GEMM1 and PDL-launched,
+// few SMs (clusters over many waves), one GEMM paired, one band (nothing to pair), and tuning with the
+// band-pair candidates (m = 384: three bands).
+Case band_case(const char* name, Activation a, int m, int t1, int t2, int expect, int split1 = 0, int split2 = 0,
+               int pdl = -1, int sms = 0) {
+  Case c{name, a, m, 1032, 440, None, split1, split2, 0, sms};
+  c.tile_n1 = t1;
+  c.tile_n2 = t2;
+  c.pdl = pdl;
+  c.bands = 1;
+  c.expect_bands = expect;
+  return c;
+}
+INSTANTIATE_TEST_SUITE_P(
+    BandPairs, OpsMlp,
+    ::testing::Values(band_case("gelu_none_bands_m200", G, 200, 192, 192, 3),
+                      band_case("swiglu_none_bands_m300", S, 300, 192, 192, 3),
+                      band_case("gelu_none_bands_pdloff_m1000", G, 1000, 192, 192, 3, 0, 0, 0),
+                      band_case("swiglu_none_bands_pdl_m1000", S, 1000, 192, 192, 3, 0, 0, 1),
+                      band_case("gelu_none_bands_split2x3_m257", G, 257, 192, 192, 3, 2, 3),
+                      band_case("swiglu_none_bands_8sms_m1000", S, 1000, 192, 192, 3, 0, 0, -1, 8),
+                      band_case("gelu_none_bands1_m640", G, 640, 192, 256, 1),
+                      band_case("swiglu_none_bands2_m640", S, 640, 128, 192, 2),
+                      band_case("gelu_none_bands_oneband_m100", G, 100, 192, 192, 0),
+                      [] {
+                        Case c{"swiglu_tuned_bands_m384", S, 384, 1032, 440, Auto, 0, 0, 0, 0, true};
+                        return c;
+                      }()),
+    case_name);
 
 INSTANTIATE_TEST_SUITE_P(
     Plans, OpsMlp,
