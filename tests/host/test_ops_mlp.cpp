@@ -767,7 +767,8 @@ TEST(OpsMlpCost, TheWeightsSetAFloor) {
 // bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet; ~4.9 if its
 // attributes say 3.2 GHz x 6,144 bits, not read on an H200 here), or an unknown one (0), give the fit back.
 // So a decode GEMM (on the floor) costs 1 / ratio as much on an H100's 3.35 TB/s, a prefill GEMM
-// (tensor-core bound) the same, and the plan's expected time follows.
+// (tensor-core bound) the same, and the plan's expected time follows; its forms do not (the fit chooses
+// them on every GPU: the scaled model's choices ran slower on an H100, plan_mlp).
 TEST(OpsMlpCost, TheMemoryFloorScalesWithTheGpusBandwidth) {
   using baton::ops::kMlpCostFitHbmPeakBytesPerUs;
   using baton::ops::mlp_cost_model_for_hbm;
@@ -787,6 +788,15 @@ TEST(OpsMlpCost, TheMemoryFloorScalesWithTheGpusBandwidth) {
   auto on_h200 = plan_mlp(gpt3_decode, 132), on_h100 = plan_mlp(gpt3_decode, 132, {}, {}, h100);
   ASSERT_TRUE(on_h200.ok() && on_h100.ok());
   EXPECT_GT(on_h100.value().expected_us, 1.3 * on_h200.value().expected_us) << on_h100.value().log_line();
+  for (Activation act : {Activation::gelu, Activation::swiglu})
+    for (int m : {1, 16, 64, 128, 129, 200, 256, 320, 512, 768, 1025, 2048}) {
+      const MlpShape s{m, act == Activation::gelu ? 12288 : 4096, act == Activation::gelu ? 6144 : 11008, act};
+      auto a = plan_mlp(s, 132), b = plan_mlp(s, 132, {}, {}, h100);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(a.value().form1, b.value().form1) << "m=" << m << ": " << b.value().log_line();
+      EXPECT_EQ(a.value().form2, b.value().form2) << "m=" << m << ": " << b.value().log_line();
+      EXPECT_EQ(a.value().launch, b.value().launch) << "m=" << m;
+    }
 }
 
 // A swapped GEMM's k-block computes every token column of its tile (the GMMA's N is fixed), so

@@ -458,8 +458,11 @@ template <class Extra>
 // split-K, CTA pairs), the tile order and GEMM2's launch. Errors name the offending extent or field.
 // `have`: the optional kernel forms of the kernel set that will run the plan (MlpKernelForms); a
 // request that needs one it lacks is refused (errc::not_supported, mlp_missing_kernels), and the
-// plan never uses one. `model`: the cost model for the GPU (mlp_cost_model_for_hbm; the default is
-// the H200's fit).
+// plan never uses one. `model`: the cost model of the GPU that runs the plan (mlp_cost_model_for_hbm;
+// the default is the H200's fit), for the plan's expected time. The forms are chosen with the fit on
+// every GPU: on an H100 the model scaled to its HBM predicted the chain within 3-6% at m = 1-128 (the
+// fit: 23-30% low) but chose forms that ran 2-6.5% slower at 3 of the 10 shapes timed both ways
+// (GPT-3 m = 1 and 128, Llama-2-7B m = 128; H100 run 94, docs/mlp.md "The cost model").
 [[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {},
                                               const MlpKernelForms& have = {}, const MlpCostModel& model = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
@@ -534,6 +537,7 @@ template <class Extra>
   BATON_TRY(check(opt.gemm1, 1, k1));
   BATON_TRY(check(opt.gemm2, 2, k2));
   const int group = opt.group_m ? *opt.group_m : mlp_group_m(Grid{rows, 1, 1});
+  const MlpCostModel fit{};  // what chooses the forms, on every GPU (above)
   // One GEMM's form. With waits: plain 128x128 tiles, split-K choose_split_k (or the caller's). With
   // policy none, whatever the caller left open has the least modeled time (detail::mlp_pick_free_form);
   // GEMM1 also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).
@@ -554,9 +558,9 @@ template <class Extra>
     auto gap = [&](int64_t tiles, int sp) {
       if (!first) return 0.0;
       const bool pdl = opt.launch ? *opt.launch == Gemm2Launch::pdl : tiles * sp <= int64_t(sms);
-      return pdl ? 0.0 : model.serial_gap_us;
+      return pdl ? 0.0 : fit.serial_gap_us;
     };
-    return detail::mlp_pick_free_form(model, s.m, n, k, sms, r, group, gap);
+    return detail::mlp_pick_free_form(fit, s.m, n, k, sms, r, group, gap);
   };
   const detail::MlpGemmPick g1 = pick(opt.gemm1, n1, s.hidden, k1, true);
   const detail::MlpGemmPick g2 = pick(opt.gemm2, s.hidden, s.ffn, k2, false);
