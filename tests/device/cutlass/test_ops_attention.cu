@@ -224,8 +224,8 @@ TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
     for (const Form& f : forms) {
       if (f.operands == GemmOperands::swapped && s.padded_tokens() > f.tile) continue;
       // Split-K parts up to each GEMM's k-blocks.
-      const ops::GemmFormRequest rq{f.operands, f.tile, std::min(f.split, s.qkv_k_blocks()), std::nullopt};
-      const ops::GemmFormRequest ro{f.operands, f.tile, std::min(f.split, s.oproj_k_blocks()), std::nullopt};
+      const ops::GemmFormRequest rq{f.operands, f.tile, std::min(f.split, s.qkv_k_blocks()), std::nullopt, std::nullopt};
+      const ops::GemmFormRequest ro{f.operands, f.tile, std::min(f.split, s.oproj_k_blocks()), std::nullopt, std::nullopt};
       for (int which = 0; which < 3; ++which) {  // qkv flat, oproj flat, both (the other edge kblock)
         ops::AttentionRunOptions o;
         o.plan.qkv_to_attention = which == 1 ? AttentionEdgePolicy::kblock : AttentionEdgePolicy::none;
