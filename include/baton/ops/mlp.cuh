@@ -501,6 +501,12 @@ struct MlpRunOptions {
   // measured level with the unpaired GEMMs (docs/mlp.md), so trying them only costs tuning time;
   // bench/mlp.cu --cta-pairs and the op tests exercise them.
   bool tune_cta_pairs = false;
+  // Tuning also tries band pairs (GemmFormRequest::band_pairs) on the 128x192 GEMMs from two row bands
+  // on: 0.79-1.23x the unpaired GEMMs' time by shape (docs/mlp.md, "Band pairs"). Off, tuning treats the
+  // kernel set as lacking them (the cache key says so too) unless the caller's own options ask for them.
+  // On by default: tuning picked them at 5 of 11 shapes of three models on an H100 and each ran 3-15%
+  // faster than the build without them (run 98, docs/mlp.md).
+  bool tune_band_pairs = true;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the
   // plan found before. tune_cache_file: a file loaded before the lookup and saved after a new result,
@@ -582,12 +588,17 @@ class Mlp {
                                                            const MlpRunOptions& o, int sms, const MlpCostModel& model) {
     auto base = plan_mlp(shape, sms, o.plan, kernel_forms, model);
     if (!base.ok()) return base.error();
+    // The forms tuning may try: the kernel set's, less the band pairs unless asked for (tune_band_pairs,
+    // or the caller's options, whose plan is candidate 0).
+    MlpKernelForms tuning_forms = kernel_forms;
+    tuning_forms.band_pairs = kernel_forms.band_pairs && (o.tune_band_pairs || o.plan.gemm1.band_pairs.value_or(false) ||
+                                                          o.plan.gemm2.band_pairs.value_or(false));
     // The tuning cache: a plan found before for this shape, these options and this GPU.
     std::string key;
     if (o.tune_cache) {
       auto device = detail::current_tune_device_key(sms);
       if (!device.ok()) return device.error().with_context("baton::ops::mlp tuning");
-      key = mlp_tune_key(shape, o.plan, device.value(), kernel_forms);
+      key = mlp_tune_key(shape, o.plan, device.value(), tuning_forms);
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
       if (auto hit = TuneCache::global().find(key)) {
         auto cached = mlp_options_from_string(*hit);
@@ -714,7 +725,8 @@ class Mlp {
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.cta_pairs = c.gemm2.cta_pairs = false; }));
     // From two row bands on, band pairs (weights multicast) on the 192-wide GEMMs of the width pairs
     // above that have one: on GEMM1, on GEMM2, on both. They measured 0.79-1.23x the unpaired GEMMs'
-    // time, by shape (docs/mlp.md, "Band pairs"), so only timing decides.
+    // time, by shape (docs/mlp.md, "Band pairs"), so only timing decides. Skipped below unless
+    // tune_band_pairs (tuning_forms).
     if (rows >= 2 && bp.policy == MlpPolicy::none && !asked.gemm1.cta_pairs.value_or(false) &&
         !asked.gemm2.cta_pairs.value_or(false))
       for (int t1 : kMlpTileWidths)
@@ -744,7 +756,7 @@ class Mlp {
     for (const MlpOptions& c : cands) {
       if (std::find(built.begin(), built.end(), c) != built.end()) continue;
       if (std::find(lacking.begin(), lacking.end(), c) != lacking.end()) continue;
-      if (mlp_needs_missing_kernels(shape, sms, c, kernel_forms)) {
+      if (mlp_needs_missing_kernels(shape, sms, c, tuning_forms)) {
         lacking.push_back(c);
         continue;
       }

@@ -102,8 +102,8 @@ struct GemmForm {
 //              TMA-multicast the weight tile, so the weights cross L2 once per pair; the grid's rows
 //              of tiles are padded to an even count. Policy none; no effect on other widths or at
 //              one row band. Empty / false: off (the plan never picks them: they measured 0.79-1.23x
-//              the unpaired GEMM's time over the MLP shapes, docs/mlp.md "Band pairs"); tuning
-//              (MlpRunOptions::tune) tries them where a GEMM is 192 wide over two or more bands.
+//              the unpaired GEMM's time over the MLP shapes, docs/mlp.md "Band pairs"); tuning with
+//              MlpRunOptions::tune_band_pairs tries them where a GEMM is 192 wide over two or more bands.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;

@@ -137,7 +137,7 @@ struct Case {
   int pairs = 0;         // MlpOptions::cta_pairs
   int expect_pairs = -1; // the plan's CTA pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
   bool tune_pairs = false;  // MlpRunOptions::tune_cta_pairs (tuning also times CTA pairs)
-  int bands = 0;          // MlpOptions' band_pairs (1: band pairs for a 192-wide GEMM)
+  int bands = 0;          // MlpOptions' band_pairs (1: band pairs for a 192-wide GEMM; 2: tuning tries them)
   int expect_bands = -1;  // the plan's band pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
 };
 
@@ -207,6 +207,7 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.l2_prefetch_mb = c.l2_mb;
   if (c.pdl >= 0) o.plan.launch = c.pdl == 1 ? ops::Gemm2Launch::pdl : ops::Gemm2Launch::after_gemm1;
   o.tune_cta_pairs = c.tune_pairs;
+  o.tune_band_pairs = c.bands == 2;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   if (const std::string lacks = lacking_kernels(c, TestMlp<A>::kernel_forms); !lacks.empty()) {
@@ -351,6 +352,7 @@ INSTANTIATE_TEST_SUITE_P(
                       band_case("gelu_none_bands_oneband_m100", G, 100, 192, 192, 0),
                       [] {
                         Case c{"swiglu_tuned_bands_m384", S, 384, 1032, 440, Auto, 0, 0, 0, 0, true};
+                        c.bands = 2;
                         return c;
                       }()),
     case_name);
