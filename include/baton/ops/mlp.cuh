@@ -504,8 +504,8 @@ struct MlpRunOptions {
   // Tuning also tries band pairs (GemmFormRequest::band_pairs) on the 128x192 GEMMs from two row bands
   // on: 0.79-1.23x the unpaired GEMMs' time by shape (docs/mlp.md, "Band pairs"). Off, tuning treats the
   // kernel set as lacking them (the cache key says so too) unless the caller's own options ask for them.
-  // On by default: tuning picked them at 5 of 11 shapes of three models on an H100 and each ran 3-15%
-  // faster than the build without them (run 98, docs/mlp.md).
+  // On by default: where tuning kept them on an H100 the chain ran faster than without them
+  // (docs/mlp.md, "Band pairs"), and elsewhere they only cost tuning time.
   bool tune_band_pairs = true;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the

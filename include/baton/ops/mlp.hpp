@@ -460,9 +460,8 @@ template <class Extra>
 // request that needs one it lacks is refused (errc::not_supported, mlp_missing_kernels), and the
 // plan never uses one. `model`: the cost model of the GPU that runs the plan (mlp_cost_model_for_hbm;
 // the default is the H200's fit), for the plan's expected time. The forms are chosen with the fit on
-// every GPU: on an H100 the model scaled to its HBM predicted the chain within 3-6% at m = 1-128 (the
-// fit: 23-30% low) but chose forms that ran 2-6.5% slower at 3 of the 10 shapes timed both ways
-// (GPT-3 m = 1 and 128, Llama-2-7B m = 128; H100 run 94, docs/mlp.md "The cost model").
+// every GPU: on an H100 the scaled model predicted memory-bound chains far better than the fit but
+// chose forms that ran slower than the fit's at decode and m = 128 (docs/mlp.md, "The cost model").
 [[nodiscard]] inline result<MlpPlan> plan_mlp(const MlpShape& s, int sms, const MlpOptions& opt = {},
                                               const MlpKernelForms& have = {}, const MlpCostModel& model = {}) {
   const std::string dims = "m=" + std::to_string(s.m) + " hidden=" + std::to_string(s.hidden) +
