@@ -308,7 +308,13 @@ int main(int argc, char** argv) {
 
   FILE* f = std::fopen(out, "w");
   if (!f) return std::fprintf(stderr, "cannot write %s\n", out), 1;
-  std::fprintf(f, "gpu,m,n,k,variant,swizzle,median_us,min_us,max_us,ratio_to_cublaslt,tflops,rel_err,lt_algo\n");
+  // GPU, driver and commit on every row (the file stands alone in bench/results/).
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);
+#ifndef BATON_GIT_COMMIT
+#define BATON_GIT_COMMIT "unknown"
+#endif
+  std::fprintf(f, "gpu,m,n,k,variant,swizzle,median_us,min_us,max_us,ratio_to_cublaslt,tflops,rel_err,lt_algo,driver,commit\n");
   for (size_t p = 0; p < nk.size(); p += 2) {
     const int n = nk[p], k = nk[p + 1];
     for (int m : ms) {
@@ -354,8 +360,9 @@ int main(int argc, char** argv) {
         const double med = v.us[v.us.size() / 2];
         if (v.r == &lt) lt_med = med;
         const double tf = 2.0 * m * double(n) * k / (med * 1e-6) / 1e12;
-        std::fprintf(f, "%s,%d,%d,%d,%s,%d,%.2f,%.2f,%.2f,%.4f,%.1f,%.2e,%s\n", prop.name, m, n, k, v.name.c_str(), v.swz,
-                     med, v.us.front(), v.us.back(), med / lt_med, tf, v.err, lt.desc.c_str());
+        std::fprintf(f, "%s,%d,%d,%d,%s,%d,%.2f,%.2f,%.2f,%.4f,%.1f,%.2e,%s,%d,%s\n", prop.name, m, n, k, v.name.c_str(),
+                     v.swz, med, v.us.front(), v.us.back(), med / lt_med, tf, v.err, lt.desc.c_str(), driver,
+                     BATON_GIT_COMMIT);
         std::printf("m=%5d n=%5d k=%5d %-26s %9.2f us  %.3fx  %6.1f TF/s  err %.1e\n", m, n, k, v.name.c_str(), med,
                     med / lt_med, tf, v.err);
       }
