@@ -6,7 +6,9 @@
 //   cutlass-pdl-graph  conv2 PDL-launched behind conv1 (filters first, griddepcontrol.wait), in a graph
 //   baton-tile         conv2's tiles wait for the whole 3x3 halo of conv1 tiles, in a graph
 //   baton-kblock       conv2's k-blocks wait for filter row r's conv1 rows, in a graph
-//   baton-auto         the op tuned on this GPU (ConvChainRunOptions::tune), in a graph
+//   baton-plan         the op as create() gives it (no tuning: plan_conv_chain's policy and split-K), in a graph
+//   baton-auto         the op tuned on this GPU (ConvChainRunOptions::tune), in a graph; its log line (every
+//                      candidate's time) is printed
 // The cuDNN baseline (cudnn-graph) comes from bench/conv/cudnn_pairs.py in the same device call;
 // bench/conv/merge.py joins both into bench/results/<gpu>/conv-<workload>.csv.
 //
@@ -78,7 +80,7 @@ struct Args {
   int reps = 50, iters = 20, warmup = 5;
   std::string out_dir = ".";
   std::string timeline;
-  std::string variants = "cutlass-stream,cutlass-graph,cutlass-pdl-graph,baton-tile,baton-kblock,baton-auto";
+  std::string variants = "cutlass-stream,cutlass-graph,cutlass-pdl-graph,baton-tile,baton-kblock,baton-plan,baton-auto";
 };
 
 void usage() {
@@ -91,7 +93,7 @@ void usage() {
       "  --layers LIST                     C@HW pairs, e.g. 64@56,96@40 (channels a multiple of 8)\n"
       "  --channels C --hw HW              one custom layer\n"
       "  --variants LIST                   subset of cutlass-stream,cutlass-graph,cutlass-pdl-graph,\n"
-      "                                    baton-tile,baton-kblock,baton-auto\n"
+      "                                    baton-tile,baton-kblock,baton-plan,baton-auto\n"
       "  --reps N (50) --iters N (20)      timed repetitions, passes per repetition\n"
       "  --out-dir DIR                     writes DIR/conv-<workload>.csv and .json\n"
       "  --timeline FILE                   per-tile Perfetto timeline of the first shape (kblock policy)\n");
@@ -266,11 +268,12 @@ int run(const Args& a) {
                    {"launch", p.policy == ops::ConvChainPolicy::none ? ops::to_string(p.launch) : "pdl"}};
         all_ok = all_ok && correct;
         rows.push_back(r);
+        if (o.tune) std::printf("%s\n", p.log_line().c_str());
         std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), variant.c_str(), r.median_us,
                     correct ? "ok" : "WRONG");
         std::fflush(stdout);
       };
-      ops::ConvChainRunOptions none_serial, none_pdl, tile, kblock, tuned;
+      ops::ConvChainRunOptions none_serial, none_pdl, tile, kblock, planned, tuned;
       none_serial.plan.policy = ops::ConvChainPolicy::none;
       none_serial.plan.launch = ops::ConvLaunch::serial;
       none_pdl.plan.policy = ops::ConvChainPolicy::none;
@@ -283,6 +286,7 @@ int run(const Args& a) {
       measure("cutlass-pdl-graph", none_pdl, true, true);
       measure("baton-tile", tile, true, false);
       measure("baton-kblock", kblock, true, false);
+      measure("baton-plan", planned, true, false);
       measure("baton-auto", tuned, true, false);
       if (!timeline_done) {
         timeline_done = true;

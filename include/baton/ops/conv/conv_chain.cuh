@@ -63,7 +63,8 @@ struct ConvChainRunOptions {
   uint32_t debug_max_tile_delay_ns = 0;     // tests: a random delay before each tile's loads
   // Per-shape tuning (policy automatic): create() times the candidates on `stream` with the given
   // tensors (it overwrites y and out): none (PDL), none in two launches, tile and kblock waits,
-  // each with the planned split-K and without split-K; 5 interleaved rounds of tune_iters / 5
+  // each with the planned split-K, without split-K and with the most parts conv_split_k allows;
+  // 5 interleaved rounds of tune_iters / 5
   // passes after ~30 ms of warm-up, median round; the plan is kept unless another is > 2% faster.
   bool tune = false;
   int tune_iters = 40;
@@ -282,7 +283,11 @@ class Conv2dChain {
     };
     // The planned chain first (kept unless another is > 2% faster).
     add(bp.policy, bp.split_k1, bp.split_k2, bp.policy == ConvChainPolicy::none ? std::optional(bp.launch) : std::nullopt);
-    for (auto [s1, s2] : {std::pair{bp.split_k1, bp.split_k2}, std::pair{1, 1}}) {
+    // Splits: the plan's, none, and the most parts conv_split_k allows (its cost model may have
+    // declined them), so tuning times both sides of the model's split decision.
+    const int tiles = shape.grid().size();
+    const std::pair<int, int> most{conv_split_k_max(tiles, shape.k_blocks1(), sms), conv_split_k_max(tiles, shape.k_blocks2(), sms)};
+    for (auto [s1, s2] : {std::pair{bp.split_k1, bp.split_k2}, std::pair{1, 1}, most}) {
       add(ConvChainPolicy::none, s1, s2, ConvLaunch::pdl);
       add(ConvChainPolicy::none, s1, s2, ConvLaunch::serial);
       add(ConvChainPolicy::kblock, s1, s2, std::nullopt);

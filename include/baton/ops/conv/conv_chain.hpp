@@ -101,22 +101,41 @@ struct ConvChainPlan {
   }
 };
 
-// Split-K parts for a convolution of `tiles` output tiles and `k_blocks` k-blocks on `sms` SMs: as
-// many parts as keep every part's CTA on its own SM (tiles * parts <= sms), at most 8, each part
-// at least 3 k-blocks (a part's pipeline needs a few k-blocks to fill; the reduction costs one
-// fp32 tile round trip per part).
-constexpr int conv_split_k(int tiles, int k_blocks, int sms) {
+// The split-K rule's cost, per convolution, from the H200 (run 56, docs/conv.md "The plan"): a
+// k-block (64 channels of one filter tap) of a one-wave convolution costs ~0.19 us, and splitting
+// costs 2.9 + 0.25 us per part (the fp32 partials' round trip and the parts' serial reduction). Fit
+// on the chains tuning timed split and unsplit: ResNet 64@56 (9 k-blocks) lost 3.8-4.7 us split 2-3
+// ways, 128@28 (18) 2.3-3.4 us split 2-6 ways; 256@14 split 8 ways and 512@7 / 512@14 / 512@28 split
+// 2-8 ways were as fast as or faster than unsplit.
+inline constexpr double kConvKBlockUs = 0.19, kConvSplitFixedUs = 2.9, kConvSplitPartUs = 0.25;
+
+// Split-K parts for a convolution of `tiles` output tiles and `k_blocks` k-blocks on `sms` SMs. The
+// most parts (conv_split_k_max) that keep every part's CTA on its own SM (tiles * parts <= sms), at most 8, each part
+// at least 3 k-blocks (a part's pipeline needs a few k-blocks to fill) -- if the k-blocks that
+// takes off the critical path (k_blocks - k_blocks / parts, at kConvKBlockUs each) outweigh what the
+// split costs; else 1. So a 3x3 convolution over 64 or 128 channels is never split, one over 512
+// channels that leaves most SMs idle is.
+constexpr int conv_split_k_max(int tiles, int k_blocks, int sms) {
   if (tiles <= 0 || k_blocks <= 0 || sms <= 0) return 1;
   int parts = sms / tiles;
   if (parts > 8) parts = 8;
   if (parts > k_blocks / 3) parts = k_blocks / 3;
   return parts < 1 ? 1 : parts;
 }
+constexpr int conv_split_k(int tiles, int k_blocks, int sms) {
+  const int parts = conv_split_k_max(tiles, k_blocks, sms);
+  if (parts < 2) return 1;
+  const double longest = double((k_blocks + parts - 1) / parts);
+  const double saved = (double(k_blocks) - longest) * kConvKBlockUs;
+  return saved > kConvSplitFixedUs + kConvSplitPartUs * parts ? parts : 1;
+}
 
 // The plan for a shape on `sms` SMs. Requests in `o` are checked and kept; the rest is chosen:
-//   policy   automatic -> kblock while conv2 fits in one wave of CTAs (its tiles can then all be
-//            resident while conv1 runs, and each starts on the taps already written), else none
-//            (PDL): at several waves the GPU is busy anyway and semaphores only add waits.
+//   policy   automatic -> none, conv2 PDL-launched: on the H200 (run 56) the waiting policies ran
+//            1.10-1.32x the PDL chain at every shape measured (ResNet-38 N = 1-32, VGG-19 N = 1-16),
+//            and tuning kept none at all 49 of them. Below one wave conv1's tiles all end together,
+//            so a waiting conv2 tile cannot start earlier than griddepcontrol.wait lets it; beyond,
+//            the SMs are busy anyway. tile / kblock run when asked, or when tuning times them faster.
 //   split-K  conv_split_k per convolution.
 //   order    row-major (Grouped{1}): pixel order, so conv2's first row bands need conv1's first.
 [[nodiscard]] inline result<ConvChainPlan> plan_conv_chain(const ConvChainShape& s, int sms, const ConvChainOptions& o = {}) {
@@ -147,14 +166,13 @@ constexpr int conv_split_k(int tiles, int k_blocks, int sms) {
   if (o.policy != ConvChainPolicy::automatic) {
     p.policy = o.policy;
     p.reason = "asked";
-  } else if (int64_t(tiles) * p.split_k2 <= sms) {
-    p.policy = ConvChainPolicy::kblock;
-    p.reason = "conv2's " + std::to_string(tiles * p.split_k2) + " CTAs fit in one wave of " + std::to_string(sms) +
-               " SMs: per-k-block halo waits";
   } else {
     p.policy = ConvChainPolicy::none;
-    p.reason = std::to_string(tiles * p.split_k2) + " CTAs per convolution exceed one wave of " +
-               std::to_string(sms) + " SMs: PDL, no semaphores";
+    const int64_t ctas = int64_t(tiles) * p.split_k2;
+    p.reason = std::to_string(ctas) + " CTAs per convolution (" +
+               (ctas <= sms ? std::string("one wave") : std::to_string((ctas + sms - 1) / sms) + " waves") + " of " +
+               std::to_string(sms) + " SMs): PDL, no semaphores (halo waits measured 1.10-1.32x slower at every "
+               "size; docs/conv.md)";
   }
   return p;
 }
