@@ -101,13 +101,14 @@ struct ConvChainPlan {
   }
 };
 
-// The split-K rule's cost, per convolution, from the H200 (run 56, docs/conv.md "The plan"): a
-// k-block (64 channels of one filter tap) of a one-wave convolution costs ~0.19 us, and splitting
-// costs 2.9 + 0.25 us per part (the fp32 partials' round trip and the parts' serial reduction). Fit
-// on the chains tuning timed split and unsplit: ResNet 64@56 (9 k-blocks) lost 3.8-4.7 us split 2-3
-// ways, 128@28 (18) 2.3-3.4 us split 2-6 ways; 256@14 split 8 ways and 512@7 / 512@14 / 512@28 split
-// 2-8 ways were as fast as or faster than unsplit.
-inline constexpr double kConvKBlockUs = 0.19, kConvSplitFixedUs = 2.9, kConvSplitPartUs = 0.25;
+// The split-K rule's cost, per convolution (docs/conv.md "The plan"): a k-block (64 channels of one
+// filter tap) of a one-wave convolution costs ~0.19 us, and splitting costs 2.5 + 0.2 us per part
+// (the fp32 partials' round trip and the parts' serial reduction). Fit on the chains tuning timed
+// split and unsplit: on the H200 (run 56) ResNet 64@56 (9 k-blocks) lost 3.8-4.7 us split 2-3 ways
+// and 128@28 (18) 2.2-3.4 us split 2-6 ways, while 256@14 split 8 ways and 512@7 / 512@14 / 512@28
+// split 2-8 ways were as fast as or faster than unsplit; on an H100 (run 101) 160@20 (27 k-blocks)
+// ran 3.7-8.5% faster split 4-8 ways at N = 1-3, and 72@33 / 96@40 (18) faster unsplit.
+inline constexpr double kConvKBlockUs = 0.19, kConvSplitFixedUs = 2.5, kConvSplitPartUs = 0.2;
 
 // Split-K parts for a convolution of `tiles` output tiles and `k_blocks` k-blocks on `sms` SMs. The
 // most parts (conv_split_k_max) that keep every part's CTA on its own SM (tiles * parts <= sms), at most 8, each part
