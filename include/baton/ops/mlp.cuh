@@ -678,8 +678,8 @@ class Mlp {
               c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}, {}};
             }));
     }
-    // Up to two wide token tiles (kMlpSwapMaxM), each GEMM plain (the model's width) and swapped
-    // (mlp_swap_tile's token tile).
+    // Up to kMlpSwapMaxM tokens, each GEMM plain (the model's width) and swapped (mlp_swap_tile's
+    // token tile).
     if (bp.policy == MlpPolicy::none && shape.m > kMlpSwapTileN && shape.m <= kMlpSwapMaxM)
       for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
         for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})

@@ -85,7 +85,8 @@ struct GemmForm {
 // What the caller fixes of one GEMM's form; every field left empty is plan_mlp's choice.
 //   operands   empty: plain, or, with policy none and `tile` empty, swapped where the cost model
 //              (mlp_cost.hpp) says wide token tiles are faster (32 < m <= kMlpSwapMaxM: one
-//              160- or 192-token tile covering the batch, or two tiles: mlp_swap_tile_serves).
+//              160- or 192-token tile covering the batch, two tiles, or past 448 tokens three or
+//              more: mlp_swap_tile_weighed).
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
 //   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
@@ -182,10 +183,25 @@ inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
   }
   return best;
 }
-// The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs: two of
-// the widest token tiles. Past one token tile they were measured faster than the plain GEMMs on
-// some models once the last tile's B box was shortened, and slower over three or more (docs/mlp.md).
-inline constexpr int kMlpSwapMaxM = 2 * kMlpSwapWiderTileN;
+// The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs. Up to
+// two of the widest token tiles (kMlpSwapTwoTileM) any wide tile covering the batch in one or two
+// tiles; past it, three or more tiles of 160, 192 or 224 tokens, up to nine 128-row bands' worth.
+// Past one token tile they were measured faster than the plain GEMMs on some models once the last
+// tile's B box was shortened; over three to six tiles (m = 449-1100, H100 run 102: nine models) they
+// ran faster than the plain plan at 36 of 54 shapes, by up to 32% just past a multiple of 128 rows,
+// and slower on GPT-3 up to 600 tokens and Llama-3-70B TP8 at 1025-1100, where the cost model has
+// the plain GEMMs ahead too (docs/mlp.md, "Swapped GEMMs past 448 tokens").
+inline constexpr int kMlpSwapTwoTileM = 2 * kMlpSwapWiderTileN;
+inline constexpr int kMlpSwapMaxM = 9 * kMlpTileM;
+// Whether the plan weighs wide token tile t for a batch of m tokens: one tile of 160 or 192 that
+// covers m, or two of any wide width (a single 224-token tile measured slower than the plain GEMMs at
+// m = 193-224, where the model has it faster), or past two 224-token tiles three or more of 160, 192
+// or 224 (never 144: three or more of those were never timed).
+inline constexpr bool mlp_swap_tile_weighed(int t, int m) {
+  if (!mlp_swap_tile_serves(t, m) || m <= kMlpSwapTileN || m > kMlpSwapMaxM) return false;
+  if (m <= kMlpSwapTwoTileM) return m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m;
+  return t != kMlpSwapSlimTileN;
+}
 
 // The optional forms of the op's kernels: a kernel set (baton/ops/mlp.cuh, MlpKernelSet) may lack
 // them, since plan_mlp never picks any on its own (they run only when asked for, or as tuning
@@ -440,12 +456,10 @@ template <class Extra>
   };
   for (int w : kMlpTileWidths)
     if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
-  // One token tile of 160 or 192 that covers m, or two of any wide width (144 only where it serves
-  // m): a single 224-token tile measured slower than the plain GEMMs at m = 193-224, where the model
-  // has it faster (docs/mlp.md).
-  if (!r.operands && !r.tile && m > kMlpSwapTileN && m <= kMlpSwapMaxM)
+  // The swapped token tiles mlp_swap_tile_weighed admits for m.
+  if (!r.operands && !r.tile)
     for (int t : kMlpSwapWideTiles)
-      if (mlp_swap_tile_serves(t, m) && (m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m)) consider(GemmOperands::swapped, t);
+      if (mlp_swap_tile_weighed(t, m)) consider(GemmOperands::swapped, t);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
