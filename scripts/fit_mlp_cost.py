@@ -121,13 +121,19 @@ def swapped(r):
 SWAP_TILES = (144, 160, 192, 224)  # kMlpSwapWideTiles
 
 
+SWAP_TWO_TILE_M, SWAP_MAX_M = 2 * max(SWAP_TILES), 9 * TILE_M  # kMlpSwapTwoTileM, kMlpSwapMaxM
+
+
 def swap_weighed(t, m):
-    """mlp_pick_free_form's swapped candidates: at 32 < m <= 448 (kMlpSwapMaxM), one tile of 160 or 192 (or
-    144) that covers m, or two of any wide width; 144 only as two tiles at m = 257-288 (mlp_swap_tile_serves)."""
-    if t not in SWAP_TILES or not 32 < m <= 2 * max(SWAP_TILES):
+    """mlp_swap_tile_weighed: at 32 < m <= 448 (kMlpSwapTwoTileM), one tile of 160 or 192 (or 144) that covers
+    m, or two of any wide width; 144 only as two tiles at m = 257-288 (mlp_swap_tile_serves); at 448 < m <=
+    1152 (kMlpSwapMaxM) three or more tiles of 160, 192 or 224."""
+    if t not in SWAP_TILES or not 32 < m <= SWAP_MAX_M:
         return False
     if t == 144 and not 2 * TILE_M < m <= 2 * 144:
         return False
+    if m > SWAP_TWO_TILE_M:
+        return True
     return t <= 192 if m <= t else 2 * t >= m
 
 

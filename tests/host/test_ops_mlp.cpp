@@ -629,7 +629,7 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
   auto e = plan_mlp(MlpShape{129, 12288, 6144, Activation::gelu}, 132, eight);
   ASSERT_TRUE(e.ok()) << e.error().to_string();
   EXPECT_EQ(e.value().form1.split_k, 8);
-  for (int m : {1, 32, 193, 224, 449, 1024}) {
+  for (int m : {1, 32, 193, 224, 1024, 1153, 2048}) {
     auto p = plan_mlp(MlpShape{m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
@@ -641,12 +641,12 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
 // fewest columns: for Llama-2-70B TP4 it picks both GEMMs swapped in two tiles at m = 257-288 (144
 // tokens), 289-320 (160) and 385-448 (224), which the H100 and H200 timed 7-22% faster than the
 // plain plan (docs/mlp.md; the 144-token tiles on the H100 against 160), and the plain GEMMs where
-// they are full (m = 256, 352) and past 448.
+// they are full (m = 256, 352).
 TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
   struct Want {
     int m, tile;  // tile 0: both GEMMs plain
   };
-  for (const Want w : {Want{257, 144}, Want{288, 144}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}, Want{352, 0}, Want{449, 0}}) {
+  for (const Want w : {Want{257, 144}, Want{288, 144}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}, Want{352, 0}}) {
     auto p = plan_mlp(MlpShape{w.m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     const MlpPlan& pl = p.value();
@@ -656,6 +656,51 @@ TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
     }
     if (w.tile != 0) EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line();  // two token tiles
   }
+}
+
+// Past 448 tokens the plan weighs three or more token tiles of 160, 192 or 224 (never 144) up to nine
+// row bands (kMlpSwapMaxM = 1152), and the cost model decides per GEMM. H100 run 103 timed the plan
+// with them against the plan without on twelve models at m = 449-1152: 0.94-0.955x where the plans
+// differ (68 shapes, two passes; identical plans 1.00-1.01x), the most at m = 515-777 on Phi-2,
+// GPT-J-6B, Llama-2-7B/13B and LLaMA-65B TP8 (0.79-0.91x). Those shapes keep a swapped GEMM here; GPT-3
+// TP8 keeps its plain GEMM1 to 1024 tokens (the forced swap ran 1.2-1.4x slower at 449-600, run 102);
+// full row bands (1024) and anything past 1152 stay plain.
+TEST(OpsMlpPlan, AutomaticSwapPastTwoTokenTiles) {
+  using baton::ops::mlp_swap_tile_weighed;
+  EXPECT_FALSE(mlp_swap_tile_weighed(144, 600));
+  EXPECT_TRUE(mlp_swap_tile_weighed(160, 449));
+  EXPECT_TRUE(mlp_swap_tile_weighed(224, 1152));
+  EXPECT_FALSE(mlp_swap_tile_weighed(224, 1153));
+  struct Model { int h, f; Activation act; };
+  const Model phi2{2560, 10240, Activation::gelu}, gptj{4096, 16384, Activation::gelu},
+      llama7{4096, 11008, Activation::swiglu}, llama13{5120, 13824, Activation::swiglu},
+      llama65{8192, 2752, Activation::swiglu}, gpt3{12288, 6144, Activation::gelu};
+  auto swapped_any = [](const MlpPlan& p) {
+    return p.form1.operands == GemmOperands::swapped || p.form2.operands == GemmOperands::swapped;
+  };
+  for (const Model& md : {phi2, gptj, llama7, llama13, llama65})
+    for (int m : {515, 600}) {
+      auto p = plan_mlp(MlpShape{m, md.h, md.f, md.act}, 132);
+      ASSERT_TRUE(p.ok()) << p.error().to_string();
+      EXPECT_TRUE(swapped_any(p.value())) << p.value().log_line();
+      for (const baton::ops::GemmForm& f : {p.value().form1, p.value().form2})
+        if (f.operands == GemmOperands::swapped) {
+          EXPECT_NE(f.tile, 144) << p.value().log_line();
+          EXPECT_GE(baton::ceil_div(m, f.tile), 3) << p.value().log_line();
+          EXPECT_LE(f.split_k, 3) << p.value().log_line();
+        }
+    }
+  for (int m : {449, 515, 600}) {
+    auto p = plan_mlp(MlpShape{m, gpt3.h, gpt3.f, gpt3.act}, 132);
+    ASSERT_TRUE(p.ok());
+    EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
+  }
+  for (const Model& md : {phi2, gptj, llama7, llama13, llama65, gpt3})
+    for (int m : {1024, 1153, 2048}) {
+      auto p = plan_mlp(MlpShape{m, md.h, md.f, md.act}, 132);
+      ASSERT_TRUE(p.ok());
+      EXPECT_FALSE(swapped_any(p.value())) << p.value().log_line();
+    }
 }
 
 // A swapped GEMM asked for takes the wide tile (144, 160, 192, 224; 144 only as two tiles at
