@@ -486,6 +486,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_swap12_m270", S, 270, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_144_split2_m257", G, 257, 520, 344, None, 2, 2, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_144_m288", S, 288, 520, 344, None, 0, 0, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
+        // three or more token tiles past 448 tokens (mlp_swap_tile_weighed): 515 = 2 x 192 + 131 with
+        // the tile left open (mlp_swap_tile: 576 columns), 600 = 3 x 160 + 120 under split-K, 1100 =
+        // 4 x 224 + 204 (a 208-row box); and the plan's own choice at Phi-2's shape, m = 515 (both
+        // GEMMs swapped in 192-token tiles, H100 run 103: 0.85x the plain plan's time)
+        Case{"gelu_none_swap12_m515", G, 515, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_160_split2_m600", S, 600, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_224_m1100", S, 1100, 520, 344, None, 0, 0, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_auto_swap_m515_h2560_f10240", G, 515, 2560, 10240, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1, -1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
         Case{"swiglu_auto_swap_m144_h2048_f5632", S, 144, 2048, 5632, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, -1, -1, 1},
