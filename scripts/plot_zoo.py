@@ -17,6 +17,15 @@ MODELS = {  # (hidden, ffn) -> name, as in the issue and BENCHMARKS.md
     (8192, 2752): "LLaMA-65B TP8",
     (4096, 11008): "Llama-2-7B",
     (8192, 7168): "Llama-2-70B TP4",
+    # the models no table lists (bench/results/h100/mlp-unseen.csv.gz, docs/mlp.md)
+    (4096, 14336): "Llama-3-8B",
+    (4544, 18176): "Falcon-7B",
+    (5120, 13824): "Llama-2-13B",
+    (3584, 18944): "Qwen2-7B",
+    (2560, 10240): "Phi-2",
+    (8192, 3584): "Llama-3-70B TP8",
+    (4096, 16384): "GPT-J-6B",
+    (2600, 6920): "ragged 2600/6920",
 }
 
 
