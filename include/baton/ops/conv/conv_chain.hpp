@@ -101,21 +101,19 @@ struct ConvChainPlan {
   }
 };
 
-// The split-K rule's cost, per convolution (docs/conv.md "The plan"): a k-block (64 channels of one
-// filter tap) of a one-wave convolution costs ~0.19 us, and splitting costs 2.5 + 0.2 us per part
-// (the fp32 partials' round trip and the parts' serial reduction). Fit on the chains tuning timed
-// split and unsplit: on the H200 (run 56) ResNet 64@56 (9 k-blocks) lost 3.8-4.7 us split 2-3 ways
-// and 128@28 (18) 2.2-3.4 us split 2-6 ways, while 256@14 split 8 ways and 512@7 / 512@14 / 512@28
-// split 2-8 ways were as fast as or faster than unsplit; on an H100 (run 101) 160@20 (27 k-blocks)
-// ran 3.7-8.5% faster split 4-8 ways at N = 1-3, and 72@33 / 96@40 (18) faster unsplit.
+// The split-K rule's cost, per convolution: a k-block (64 channels of one filter tap) of a one-wave
+// convolution costs ~0.19 us, and splitting costs 2.5 + 0.2 us per part (the fp32 partials' round
+// trip and the parts' serial reduction). Fit on the chains tuning timed split and unsplit on an H200
+// and an H100 (docs/conv.md, "The plan"): 3x3 convolutions over 64-128 channels (9-18 k-blocks) ran
+// slower split 2-6 ways, those over 160-512 channels that leave most SMs idle faster split 2-8 ways.
 inline constexpr double kConvKBlockUs = 0.19, kConvSplitFixedUs = 2.5, kConvSplitPartUs = 0.2;
 
-// Split-K parts for a convolution of `tiles` output tiles and `k_blocks` k-blocks on `sms` SMs. The
-// most parts (conv_split_k_max) that keep every part's CTA on its own SM (tiles * parts <= sms), at most 8, each part
-// at least 3 k-blocks (a part's pipeline needs a few k-blocks to fill) -- if the k-blocks that
-// takes off the critical path (k_blocks - k_blocks / parts, at kConvKBlockUs each) outweigh what the
-// split costs; else 1. So a 3x3 convolution over 64 or 128 channels is never split, one over 512
-// channels that leaves most SMs idle is.
+// Split-K parts for a convolution of `tiles` output tiles and `k_blocks` k-blocks on `sms` SMs: the
+// most parts that keep every part's CTA on its own SM (tiles * parts <= sms), at most 8, each part at
+// least 3 k-blocks (a part's pipeline needs a few k-blocks to fill; conv_split_k_max), if the
+// k-blocks that takes off the critical path (k_blocks - k_blocks / parts, at kConvKBlockUs each)
+// outweigh what the split costs; else 1. So a 3x3 convolution over 64 or 128 channels is never
+// split, one over 512 channels that leaves most SMs idle is.
 constexpr int conv_split_k_max(int tiles, int k_blocks, int sms) {
   if (tiles <= 0 || k_blocks <= 0 || sms <= 0) return 1;
   int parts = sms / tiles;
@@ -132,11 +130,11 @@ constexpr int conv_split_k(int tiles, int k_blocks, int sms) {
 }
 
 // The plan for a shape on `sms` SMs. Requests in `o` are checked and kept; the rest is chosen:
-//   policy   automatic -> none, conv2 PDL-launched: on the H200 (run 56) the waiting policies ran
-//            1.10-1.32x the PDL chain at every shape measured (ResNet-38 N = 1-32, VGG-19 N = 1-16),
-//            and tuning kept none at all 49 of them. Below one wave conv1's tiles all end together,
-//            so a waiting conv2 tile cannot start earlier than griddepcontrol.wait lets it; beyond,
-//            the SMs are busy anyway. tile / kblock run when asked, or when tuning times them faster.
+//   policy   automatic -> none, conv2 PDL-launched: the waiting policies measured 1.1-1.3x the PDL
+//            chain at every ResNet-38 and VGG-19 shape (docs/conv.md), and tuning kept none at all of
+//            them. Below one wave conv1's tiles all end together, so a waiting conv2 tile cannot start
+//            earlier than griddepcontrol.wait lets it; beyond, the SMs are busy anyway. tile / kblock
+//            run when asked, or when tuning times them faster.
 //   split-K  conv_split_k per convolution.
 //   order    row-major (Grouped{1}): pixel order, so conv2's first row bands need conv1's first.
 [[nodiscard]] inline result<ConvChainPlan> plan_conv_chain(const ConvChainShape& s, int sms, const ConvChainOptions& o = {}) {
