@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <string>
 #include <vector>
@@ -46,6 +47,52 @@ TEST(OpsMlpPlan, RaggedShapesArePlanned) {
     EXPECT_EQ(p.value().gemm1.n, (2 * 344 + t1 - 1) / t1);  // SwiGLU computes 2F columns
     EXPECT_FALSE((p.value().form2.operands == GemmOperands::swapped));  // the swapped GEMM2 is off unless asked for
     EXPECT_EQ(p.value().gemm2.n, (1032 + t2 - 1) / t2);
+  }
+}
+
+// Shapes no table lists: 4,000 random valid shapes (H and F any multiple of 8 up to 32768, M
+// log-uniform up to 65536, both activations) each get a plan whose every part is one the op can
+// run: a width or token tile it has kernels for, split-K within the GEMM's k-blocks (at most 3
+// parts for a swapped GEMM), swapped GEMMs only up to kMlpSwapMaxM, grids that cover the output, a
+// finite expected time and a log line.
+TEST(OpsMlpPlan, EveryValidShapeGetsARunnablePlan) {
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&]() {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  using baton::ops::kMlpTileK;
+  using baton::ops::kMlpTileM;
+  for (int i = 0; i < 4000; ++i) {
+    const int h = 8 * int(1 + next() % 4096), f = 8 * int(1 + next() % 4096);
+    const int m = std::max(1, int(std::exp2(double(next() % 16001) / 1000.0)));  // 1 .. 65536
+    const Activation act = next() % 2 ? Activation::gelu : Activation::swiglu;
+    const MlpShape s{m, h, f, act};
+    auto p = plan_mlp(s, 132);
+    ASSERT_TRUE(p.ok()) << "m=" << m << " h=" << h << " f=" << f << ": " << p.error().to_string();
+    const MlpPlan& pl = p.value();
+    SCOPED_TRACE(pl.log_line());
+    EXPECT_FALSE(pl.log_line().empty());
+    EXPECT_GT(pl.expected_us, 0.0);
+    EXPECT_LT(pl.expected_us, 1e9);
+    const int n1 = act == Activation::swiglu ? 2 * f : f;
+    struct G { const baton::ops::GemmForm& form; const baton::Grid& grid; int n, k; };
+    for (const G& g : {G{pl.form1, pl.gemm1, n1, h}, G{pl.form2, pl.gemm2, h, f}}) {
+      const bool swapped = g.form.operands == GemmOperands::swapped;
+      EXPECT_GE(g.form.split_k, 1);
+      EXPECT_LE(g.form.split_k, baton::ceil_div(g.k, kMlpTileK));
+      if (swapped) {
+        EXPECT_TRUE(baton::ops::mlp_swap_wide_tile_ok(g.form.tile));
+        EXPECT_LE(m, baton::ops::kMlpSwapMaxM);
+        EXPECT_LE(g.form.split_k, 3);
+        EXPECT_GE(int64_t(g.grid.m) * kMlpTileM, g.n);        // weight-row tiles
+        EXPECT_GE(int64_t(g.grid.n) * g.form.tile, m);        // token tiles
+      } else {
+        EXPECT_TRUE(baton::ops::mlp_tile_width_ok(g.form.tile));
+        EXPECT_GE(int64_t(g.grid.m) * kMlpTileM, m);
+        EXPECT_GE(int64_t(g.grid.n) * g.form.tile, g.n);
+      }
+    }
   }
 }
 
