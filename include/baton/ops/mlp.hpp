@@ -187,11 +187,11 @@ inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
 // two of the widest token tiles (kMlpSwapTwoTileM) any wide tile covering the batch in one or two
 // tiles; past it, three or more tiles of 160, 192 or 224 tokens, up to nine 128-row bands' worth.
 // Past one token tile they were measured faster than the plain GEMMs on some models once the last
-// tile's B box was shortened. Over three to six tiles (m = 449-1100), both GEMMs forced swapped ran
-// faster than the plain plan at 38 of 54 shapes of nine models, by up to 32%, and up to 41% slower on
-// GPT-3 at 449-600, where the cost model has the plain GEMMs ahead too; the plan that lets the model
-// choose per GEMM ran 0.94-0.955x main's where the two differ (68 shapes of twelve models), 5% faster
-// on average (docs/mlp.md, "Models no table lists").
+// tile's B box was shortened. Over three to six tiles (m = 449-1100) both GEMMs swapped ran faster
+// than the plain plan at 38 of 54 shapes of nine models, by up to 32%, and up to 41% slower on GPT-3
+// at 449-600, where the cost model has the plain GEMMs ahead too. So the model chooses per GEMM: 5%
+// faster on average than the two-tile limit where the two plans differ (68 shapes of twelve models;
+// docs/mlp.md, "Models no table lists").
 inline constexpr int kMlpSwapTwoTileM = 2 * kMlpSwapWiderTileN;
 inline constexpr int kMlpSwapMaxM = 9 * kMlpTileM;
 // Whether the plan weighs wide token tile t for a batch of m tokens: one tile of 160 or 192 that
