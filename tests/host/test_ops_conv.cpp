@@ -120,7 +120,7 @@ TEST(ConvChainPlan, SplitKWhereTheKBlocksSavedOutweighTheSplit) {
   EXPECT_EQ(ops::conv_split_k(14, 18, 132), 1);
   // The split-K tuning kept on the H200 (run 56, conv-resnet38.csv / conv-vgg19.csv, `baton-auto`
   // rows: tuning timed the planned split against none and kept the faster), at every shape where the
-  // two differ by more than the 2% margin. ResNet 64@56 and 128@28 at N = 1-4 ran unsplit 12-40%
+  // two differ by more than the 2% margin. ResNet 64@56 and 128@28 at N = 1-4 ran unsplit 17-46%
   // faster than split 2-6 ways; 256@14, 512@7 and VGG's 512@14 / 512@28 kept their splits.
   struct Kept { int n, c, hw, split; };
   for (const Kept& k : {Kept{1, 64, 56, 1}, Kept{2, 64, 56, 1}, Kept{1, 128, 28, 1}, Kept{2, 128, 28, 1},
