@@ -5,7 +5,9 @@
 // The question it answers: at M >= 256, where ops::Mlp's 128-row tiles run 5-30% behind cuBLASLt,
 // how much do 2-CTA clusters that multicast the weights (cluster 2 x 1: two row bands, one weight
 // tile) or 256-row tiles buy, with everything else (collectives, scheduler) the same? The answer
-// decides whether the op's kernel library gets such forms. Timing: rounds over all variants
+// decides whether the op's kernel library gets such forms. And at short k (Phi-2's GEMM1, k = 2560),
+// where each 128-row tile's epilogue is a large part of its time, how much CUTLASS's ping-pong kernel
+// (one MMA warp group's epilogue under the other's mainloop) buys over the cooperative one. Timing: rounds over all variants
 // (interleaved, so clock drift hits every variant alike), each round `iters` back-to-back launches
 // between two CUDA events, median over rounds. Inputs are random; every CUTLASS output is compared
 // with cuBLASLt's (relative Frobenius error).
@@ -33,6 +35,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -63,7 +66,11 @@ struct Runner {
   virtual int run(cudaStream_t s) = 0;
 };
 
-template <int TM, int TN, int CM, int CN>
+// Pingpong = false: the cooperative kernel (both MMA warp groups on one tile, the epilogue after
+// its mainloop); true: the ping-pong kernel (each MMA warp group on its own tile, one's epilogue
+// under the other's mainloop), which CUTLASS picks for short k, where the epilogue is a large part
+// of a tile's time.
+template <int TM, int TN, int CM, int CN, bool Pingpong = false>
 struct Cutlass final : Runner {
   using TileShape = cute::Shape<cute::Int<TM>, cute::Int<TN>, cute::_64>;
   using ClusterShape = cute::Shape<cute::Int<CM>, cute::Int<CN>, cute::_1>;
@@ -71,17 +78,20 @@ struct Cutlass final : Runner {
   using Epi = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor, 8, bf16,
-      cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+      cutlass::layout::RowMajor, 8,
+      std::conditional_t<Pingpong, cutlass::epilogue::TmaWarpSpecialized, cutlass::epilogue::TmaWarpSpecializedCooperative>,
+      Fusion>::CollectiveOp;
   using Main = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, bf16, cutlass::layout::RowMajor, 8, bf16,
       cutlass::layout::ColumnMajor, 8, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epi::SharedStorage))>,
-      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+      std::conditional_t<Pingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                         cutlass::gemm::KernelTmaWarpSpecializedCooperative>>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Main, Epi,
                                                       cutlass::gemm::PersistentScheduler>;
   using Op = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
-  std::string name_ = "cutlass-" + std::to_string(TM) + "x" + std::to_string(TN) + "-c" + std::to_string(CM) + "x" +
+  std::string name_ = std::string(Pingpong ? "cutlass-pp-" : "cutlass-") + std::to_string(TM) + "x" + std::to_string(TN) + "-c" + std::to_string(CM) + "x" +
                       std::to_string(CN);
   Op op;
   typename Op::Arguments args{};
@@ -253,8 +263,8 @@ int main(int argc, char** argv) {
     else if (s == "--help" || s == "-h") {
       std::printf("usage: baton_bench_gemm_cluster [--m 256,512] [--nk n1,k1,n2,k2...] [--rounds R] [--iters I]\n"
                   "                                [--swizzle 1,8] [--out file.csv]\n"
-                  "Times D = A B^T (bf16) with CUTLASS's persistent cooperative kernel in several tile / cluster\n"
-                  "shapes against cuBLASLt; writes one CSV row per (shape, variant).\n");
+                  "Times D = A B^T (bf16) with CUTLASS's persistent cooperative and ping-pong kernels in several tile /\n"
+                  "cluster shapes, and baton's GEMM, against cuBLASLt; writes one CSV row per (shape, variant).\n");
       return 0;
     } else {
       std::fprintf(stderr, "unknown option %s (see --help)\n", s.c_str());
@@ -302,6 +312,10 @@ int main(int argc, char** argv) {
     cut.emplace_back(new Baton<128, 192, 1>);
     cut.emplace_back(new Baton<128, 192, 2>);
     cut.emplace_back(new Baton<256, 128, 1>);
+    cut.emplace_back(new Cutlass<128, 128, 1, 1, true>);
+    cut.emplace_back(new Cutlass<128, 128, 2, 1, true>);
+    cut.emplace_back(new Cutlass<128, 128, 1, 1>);
+    cut.emplace_back(new Baton<128, 128, 1>);
     cut_swizzle.resize(cut.size(), s);
   }
   Lt lt;
