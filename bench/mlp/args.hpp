@@ -74,7 +74,7 @@ inline void usage() {
       "                       default auto: baton::ops::mlp_group_m)\n"
       "  --l2-prefetch-mb MB  megabytes of W2 that baton-auto's GEMM1 prefetches into L2 as it ends (default 0: off);\n"
       "                       its tuning also times the plan without it\n"
-      "  --swap-gemm2 auto|0|1 baton-auto's GEMM2 as W2 x Y^T in tiles of 32, 144, 160, 192 or 224 tokens (default\n"
+      "  --swap-gemm2 auto|0|1 baton-auto's GEMM2 as W2 x Y^T in tiles of 32 or 144-224 tokens (default\n"
       "                       auto: the cost model weighs the wide tiles at 32 < m <= 1152; tuning tries both forms there)\n"
       "  --swap-gemm1 auto|0|1 the same for GEMM1 (W1 x X^T; the 32-token form with GeLU only)\n"
       "  --cta-pairs 0|1      baton-auto's 128x96 GEMMs as CTA pairs (1x2 clusters multicasting A; default 0;\n"

@@ -20,6 +20,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_swapped160     | SwapUpConfigT<Activation::gelu, 160>   | PlainStage            | none"
   "up_gelu_swapped192     | SwapUpConfigT<Activation::gelu, 192>   | PlainStage            | none"
   "up_gelu_swapped224     | SwapUpConfigT<Activation::gelu, 224>   | PlainStage            | none"
+  "up_gelu_swapped176     | SwapUpConfigT<Activation::gelu, 176>   | PlainStage            | none"
+  "up_gelu_swapped208     | SwapUpConfigT<Activation::gelu, 208>   | PlainStage            | none"
   "up_gelu_band           | BandUpConfig<Activation::gelu>     | PlainStage                | none"
   # (the _band rows: 128x192 band pairs, 2x1 clusters multicasting the weights; tuning's candidates)
   # GEMM1, SwiGLU pairs (the swapped ones: wide token tiles only)
@@ -33,6 +35,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_swapped160   | SwapUpConfigT<Activation::swiglu, 160> | PlainStage            | none"
   "up_swiglu_swapped192   | SwapUpConfigT<Activation::swiglu, 192> | PlainStage            | none"
   "up_swiglu_swapped224   | SwapUpConfigT<Activation::swiglu, 224> | PlainStage            | none"
+  "up_swiglu_swapped176   | SwapUpConfigT<Activation::swiglu, 176> | PlainStage            | none"
+  "up_swiglu_swapped208   | SwapUpConfigT<Activation::swiglu, 208> | PlainStage            | none"
   "up_swiglu_band         | BandUpConfig<Activation::swiglu>   | PlainStage                | none"
   # GEMM2: the chain's (plain, waiting per k-block / per row), PDL-launched forms, the plain widths
   "down                   | DownConfig                         | PlainStage                | none"
@@ -56,6 +60,10 @@ set(BATON_MLP_KERNEL_TABLE
   "down_swapped192_after_grid | SwapDownConfigT<192>           | PlainStage                | before_loads"
   "down_swapped224        | SwapDownConfigT<224>               | PlainStage                | none"
   "down_swapped224_after_grid | SwapDownConfigT<224>           | PlainStage                | before_loads"
+  "down_swapped176        | SwapDownConfigT<176>               | PlainStage                | none"
+  "down_swapped176_after_grid | SwapDownConfigT<176>           | PlainStage                | before_loads"
+  "down_swapped208        | SwapDownConfigT<208>               | PlainStage                | none"
+  "down_swapped208_after_grid | SwapDownConfigT<208>           | PlainStage                | before_loads"
 )
 # The optional forms (MlpKernelForms in baton/ops/mlp.hpp), 7 kernels: plan_mlp never picks them on
 # its own, only a request (GemmFormRequest::cta_pairs; GemmOperands::swapped at m <= 32) or tuning
@@ -83,4 +91,6 @@ endif()
 # GemmConfig's static_assert, naming the macro.
 set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swapped160 down_swapped160_after_grid
     up_gelu_swapped224 up_swiglu_swapped224 down_swapped224 down_swapped224_after_grid
-    up_gelu_swapped144 up_swiglu_swapped144 down_swapped144 down_swapped144_after_grid)
+    up_gelu_swapped144 up_swiglu_swapped144 down_swapped144 down_swapped144_after_grid
+    up_gelu_swapped176 up_swiglu_swapped176 down_swapped176 down_swapped176_after_grid
+    up_gelu_swapped208 up_swiglu_swapped208 down_swapped208 down_swapped208_after_grid)

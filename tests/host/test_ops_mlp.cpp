@@ -139,7 +139,9 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
 // width is a swapped GEMM in tiles of that many tokens: run 38 timed plain chains only, so where a
 // later H200 run timed swapped chains within 5% of the fastest, they join the set (Llama-2-7B at
 // m = 320, 2026-12-06: swapped 160-token GEMM2 144.6 us, both swapped 151.8, plain 128x256/128x96
-// 162.7; bench/results/h200/mlp-swapped-tokens.csv).
+// 162.7; bench/results/h200/mlp-swapped-tokens.csv). One H100 timing joins it: LLaMA-65B at m = 1000
+// with GEMM1 in six 176-token tiles ran 1.011x the 128x192/128x256 chain of this set in one call (H100
+// run 109, bench/results/h100/mlp-swap-176-208.csv.gz; no H200 has timed it).
 TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) {
   struct Want {
     int m, h, f;
@@ -154,7 +156,7 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
       Want{2048, 12288, 6144, Activation::gelu, {{192, 1, 192, 1}, {192, 1, 256, 1}, {256, 1, 128, 1}, {256, 1, 192, 1}, {256, 1, 256, 1}}},
       Want{16, 8192, 2752, Activation::swiglu, {{96, 2, 96, 1}, {96, 2, 128, 2}, {128, 3, 96, 1}}},
       Want{256, 8192, 2752, Activation::swiglu, {{96, 1, 128, 1}}},
-      Want{1000, 8192, 2752, Activation::swiglu, {{128, 1, 128, 1}, {128, 1, 256, 1}, {192, 1, 256, 1}}},
+      Want{1000, 8192, 2752, Activation::swiglu, {{128, 1, 128, 1}, {128, 1, 256, 1}, {192, 1, 256, 1}, {-176, 1, 256, 1}}},
       Want{64, 4096, 11008, Activation::swiglu, {{96, 1, 96, 3}, {192, 1, 96, 3}, {192, 1, 128, 4}, {256, 1, 96, 3}}},
       Want{320, 4096, 11008, Activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}, {256, 1, -160, 2}, {-160, 1, -160, 2}}},
       Want{4, 8192, 7168, Activation::swiglu, {{128, 1, 96, 1}, {128, 1, 128, 2}, {128, 1, 192, 3}, {128, 1, 256, 4}, {192, 1, 96, 1}, {192, 1, 128, 2}, {192, 1, 192, 3}}},
@@ -630,7 +632,7 @@ TEST(OpsMlpPlan, SwappedGemms) {
   bad.gemm1.tile = 32;  // no 32-token SwiGLU kernel
   auto b = plan_mlp(MlpShape{1, 8192, 2752, Activation::swiglu}, 132, bad);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 144, 160, 192 and 224 (32 with GeLU only)"),
+  EXPECT_NE(b.error().message().find("gemm1 swapped tile of 32 tokens: the kernels have 144, 160, 176, 192, 208 and 224 (32 with GeLU only)"),
             std::string::npos)
       << b.error().message();
 }
@@ -742,19 +744,38 @@ TEST(OpsMlpPlan, AutomaticSwapPastTwoTokenTiles) {
     ASSERT_TRUE(p.ok());
     EXPECT_FALSE((p.value().form1.operands == GemmOperands::swapped)) << p.value().log_line();
   }
+  // Past kMlpSwapMaxM no swapped GEMM is weighed.
   for (const Model& md : {phi2, gptj, llama7, llama13, llama65, gpt3})
-    for (int m : {1024, 1153, 2048}) {
+    for (int m : {1153, 2048, 4096}) {
       auto p = plan_mlp(MlpShape{m, md.h, md.f, md.act}, 132);
       ASSERT_TRUE(p.ok());
       EXPECT_FALSE(swapped_any(p.value())) << p.value().log_line();
     }
+  // 176- and 208-token tiles only past two of the widest tiles; where they pad the fewest columns the
+  // plan takes them: Phi-2 at 1000-1025 (6 x 176 = 1056 columns; H100 run 109: 0.86-0.88x the plan
+  // without them) and LLaMA-65B at 1025.
+  using baton::ops::mlp_swap_tile_serves;
+  for (int t : {176, 208}) {
+    EXPECT_FALSE(mlp_swap_tile_serves(t, 448));
+    EXPECT_TRUE(mlp_swap_tile_serves(t, 449));
+  }
+  for (int m : {1000, 1024, 1025}) {
+    auto p = plan_mlp(MlpShape{m, phi2.h, phi2.f, phi2.act}, 132);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p.value().form2.operands, GemmOperands::swapped) << p.value().log_line();
+    EXPECT_EQ(p.value().form2.tile, 176) << p.value().log_line();
+  }
+  auto l65 = plan_mlp(MlpShape{1025, llama65.h, llama65.f, llama65.act}, 132);
+  ASSERT_TRUE(l65.ok());
+  EXPECT_TRUE((l65.value().form1.operands == GemmOperands::swapped && l65.value().form1.tile == 176))
+      << l65.value().log_line();
 }
 
-// A swapped GEMM asked for takes the wide tile (144, 160, 192, 224; 144 only as two tiles at
-// m = 257-288) that computes the fewest padded token columns (each tile's GMMA computes all of its
-// columns), the wider on a tie: one 224-token tile at m = 200, two 144-token tiles at 257 (288
+// A swapped GEMM asked for takes the wide tile (144-224; 144 only as two tiles at m = 257-288, 176
+// and 208 only past 448) that computes the fewest padded token columns (each tile's GMMA computes all
+// of its columns), the wider on a tie: one 224-token tile at m = 200, two 144-token tiles at 257 (288
 // columns against 320), two of 160 at 300, two of 192 at 330 (384 against 448), two of 224 at 400,
-// three of 160 at 480.
+// three of 160 at 480, three of 176 at 515.
 TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   using baton::ops::mlp_swap_tile;
   using baton::ops::mlp_swap_tile_serves;
@@ -766,10 +787,10 @@ TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   EXPECT_EQ(mlp_swap_tile(161, true), 192);
   EXPECT_EQ(mlp_swap_tile(192, true), 192);
   EXPECT_EQ(mlp_swap_tile(256, true), 160);  // two of 144 would fit, but only past 256
-  const int tiles[] = {144, 160, 192, 224};
+  const int tiles[] = {144, 160, 176, 192, 208, 224};
   for (int m = 33; m <= 4096; ++m) {
     const int t = mlp_swap_tile(m, true);
-    ASSERT_TRUE(t == 144 || t == 160 || t == 192 || t == 224) << m;
+    ASSERT_TRUE(t == 144 || t == 160 || t == 192 || t == 224 || (m > 448 && (t == 176 || t == 208))) << m;
     ASSERT_TRUE(mlp_swap_tile_serves(t, m)) << m;
     EXPECT_EQ(t == 144, m >= 257 && m <= 288) << m;
     const int pad = (m + t - 1) / t * t;
@@ -788,6 +809,9 @@ TEST(OpsMlpPlan, SwappedTokenTilesPastOneTileWasteTheFewestColumns) {
   EXPECT_EQ(mlp_swap_tile(400, true), 224);
   EXPECT_EQ(mlp_swap_tile(480, true), 160);
   EXPECT_EQ(mlp_swap_tile(960, true), 192);  // 6 x 160 = 5 x 192
+  EXPECT_EQ(mlp_swap_tile(515, true), 176);  // 528 columns, against 576 for 192
+  EXPECT_EQ(mlp_swap_tile(600, true), 208);  // 624, against 640 for 160
+  EXPECT_EQ(mlp_swap_tile(1025, true), 208); // 1040, against 1056 for 176 and 1120 for 224
   baton::ops::MlpOptions both;
   both.gemm1.operands = both.gemm2.operands = GemmOperands::swapped;
   for (int m : {257, 300}) {

@@ -21,7 +21,7 @@
 // Kernels: the GEMM instantiations, a type satisfying mlp_kernels::MlpKernelSet. The default
 // (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 12 GEMM1 (11 with
 // SwiGLU) + 22 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256,
-// swapped with 32 (GeLU only), 144, 160, 192 and 224 tokens per tile; down: the same, the swapped ones plain
+// swapped with 32 (GeLU only), 144, 160, 176, 192, 208 and 224 tokens per tile; down: the same, the swapped ones plain
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
 // links them from the library baton::mlp_kernels instead, compiled once; the library has the
@@ -120,8 +120,8 @@ using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
 // The swapped GEMMs (GemmOperands::swapped) in tiles of 128 weight rows x T tokens,
 // D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
 // GEMM1 as W1 x X^T with the GeLU epilogue or as SwiGLU pairs (W1's packed gate/up rows).
-// T = kMlpSwapTileN (decode), or one of kMlpSwapWideTiles (144, 160, 192, 224: batches that one or two
-// such tiles cover).
+// T = kMlpSwapTileN (decode), or one of kMlpSwapWideTiles (144-224: batches that one or two such tiles
+// cover, and 176 / 208 past 448 tokens).
 template <int T>
 using SwapTile = cute::Shape<cute::_128, cute::Int<T>, cute::_64>;
 template <int T>
@@ -336,6 +336,7 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::template down_swapped_wide<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide_after_grid<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
 } && MlpSwappedWideKernels<K, A, kMlpSwapWiderTileN> && MlpSwappedWideKernels<K, A, kMlpSwapSlimTileN> &&
+    MlpSwappedWideKernels<K, A, kMlpSwap176TileN> && MlpSwappedWideKernels<K, A, kMlpSwap208TileN> &&
     (A != Activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
   { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
 });
@@ -414,11 +415,13 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
   const bool swapped = f.operands == GemmOperands::swapped;
   if (swapped && f.tile == kMlpSwapSlimTileN) return swapped_wide(std::integral_constant<int, kMlpSwapSlimTileN>{});
   if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+  if (swapped && f.tile == kMlpSwap176TileN) return swapped_wide(std::integral_constant<int, kMlpSwap176TileN>{});
   if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+  if (swapped && f.tile == kMlpSwap208TileN) return swapped_wide(std::integral_constant<int, kMlpSwap208TileN>{});
   if (swapped && f.tile == kMlpSwapWiderTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWiderTileN>{});
   if (swapped && f.tile != kMlpSwapTileN)
     return unformed_gemm(status(errc::not_supported, what + ": no swapped kernel of " + std::to_string(f.tile) +
-                                                         "-token tiles (kernels: 32, 144, 160, 192, 224)"));
+                                                         "-token tiles (kernels: 32, 144, 160, 176, 192, 208, 224)"));
   if (swapped) {
     if constexpr (forms.narrow_swapped)
       return formed_gemm(sm90::GemmArguments<SwapDownConfig>{n, m, k, w, a, d}, f.split_k, {},
@@ -830,7 +833,9 @@ class Mlp {
     const bool swapped = f.operands == GemmOperands::swapped;
     if (swapped && f.tile == kMlpSwapSlimTileN) return swapped_wide(std::integral_constant<int, kMlpSwapSlimTileN>{});
     if (swapped && f.tile == kMlpSwapMidTileN) return swapped_wide(std::integral_constant<int, kMlpSwapMidTileN>{});
+    if (swapped && f.tile == kMlpSwap176TileN) return swapped_wide(std::integral_constant<int, kMlpSwap176TileN>{});
     if (swapped && f.tile == kMlpSwapWideTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWideTileN>{});
+    if (swapped && f.tile == kMlpSwap208TileN) return swapped_wide(std::integral_constant<int, kMlpSwap208TileN>{});
     if (swapped && f.tile == kMlpSwapWiderTileN) return swapped_wide(std::integral_constant<int, kMlpSwapWiderTileN>{});
     if (swapped) {
       // The 32-token kernel is referenced only where the kernel set has it (plan_mlp refuses it first).
@@ -843,7 +848,7 @@ class Mlp {
       }
       return detail::unformed_gemm(status(errc::not_supported, "baton::ops::mlp: no swapped GEMM1 kernel of " +
                                                        std::to_string(f.tile) + "-token tiles for " +
-                                                       to_string(Act) + " (kernels: 144, 160, 192, 224, and 32 with GeLU)"));
+                                                       to_string(Act) + " (kernels: 144, 160, 176, 192, 208, 224, and 32 with GeLU)"));
     }
     switch (f.tile) {
       case kMlpTileN:

@@ -90,7 +90,7 @@ struct GemmForm {
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
 //   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
-//              GEMM1 with GeLU), 144, 160, 192 or 224. Empty: the model's (plain, policy none), 128 (waits)
+//              GEMM1 with GeLU), 144, 160, 176, 192, 208 or 224. Empty: the model's (plain, policy none), 128 (waits)
 //              or the swapped tile that pads the fewest token columns (mlp_swap_tile).
 //   split_k    empty: the model's (policy none), else choose_split_k (one wave of CTAs).
 //   cta_pairs  true: a plain 96-wide GEMM runs as CTA pairs (sm90::GemmConfig<..., ClusterN = 2>): the
@@ -153,7 +153,16 @@ inline constexpr bool mlp_tile_width_ok(int w) {
 // plain GEMMs' four row bands are full and the cost model weighs two 256-token tiles slower.
 inline constexpr int kMlpSwapTileN = 32, kMlpSwapSlimTileN = 144, kMlpSwapMidTileN = 160, kMlpSwapWideTileN = 192,
                      kMlpSwapWiderTileN = 224;
-inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapSlimTileN, kMlpSwapMidTileN, kMlpSwapWideTileN, kMlpSwapWiderTileN};
+// 176 and 208 tokens: past two 224-token tiles only (three or more tiles), where they pad the fewest
+// columns at e.g. m = 515 (3 x 176 = 528, against 576 for 192) and 1025 (5 x 208 = 1040, against
+// 1120 for 224), as cuBLASLt sizes its token tile there. Where the plan took them (46 shapes of twelve
+// models, m = 515-1152) it ran 0.97x its time without them, 0.86-1.05x (docs/mlp.md, "176- and
+// 208-token tiles").
+inline constexpr int kMlpSwap176TileN = 176, kMlpSwap208TileN = 208;
+inline constexpr int kMlpSwapWideTiles[] = {kMlpSwapSlimTileN, kMlpSwapMidTileN, kMlpSwap176TileN, kMlpSwapWideTileN,
+                                            kMlpSwap208TileN, kMlpSwapWiderTileN};
+// Two of the widest token tiles: up to here the plan weighs one or two swapped token tiles.
+inline constexpr int kMlpSwapTwoTileM = 2 * kMlpSwapWiderTileN;
 inline constexpr bool mlp_swap_wide_tile_ok(int t) {
   for (int w : kMlpSwapWideTiles)
     if (w == t) return true;
@@ -165,13 +174,14 @@ inline constexpr bool mlp_swap_wide_tile_ok(int t) {
 // swapped candidates against the plain GEMMs where two row bands are full, and three or more
 // were never timed.
 inline constexpr bool mlp_swap_tile_serves(int t, int m) {
+  if (t == kMlpSwap176TileN || t == kMlpSwap208TileN) return m > kMlpSwapTwoTileM;
   return t != kMlpSwapSlimTileN || (m > 2 * kMlpTileM && m <= 2 * kMlpSwapSlimTileN);
 }
 // The token tile of a swapped GEMM over m tokens: 32 when they fit and the GEMM has a 32-token
 // kernel (has_narrow: GEMM2, and GEMM1 with GeLU), else the wide tile that computes the fewest padded
 // token columns (of those that serve m), the wider on a tie (fewer CTAs): m = 150 takes 160, 200 one
 // tile of 224, 257 two of 144 (288 columns, not 320), 300 two of 160, 330 two of 192, 400 two of
-// 224, 500 three of 192.
+// 224, 500 three of 176, 600 three of 208.
 inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
   if (m <= kMlpSwapTileN && has_narrow) return kMlpSwapTileN;
   int best = 0;
@@ -185,19 +195,18 @@ inline constexpr int mlp_swap_tile(int m, bool has_narrow) {
 }
 // The largest batch at which the plan and tuning (MlpRunOptions::tune) weigh swapped GEMMs. Up to
 // two of the widest token tiles (kMlpSwapTwoTileM) any wide tile covering the batch in one or two
-// tiles; past it, three or more tiles of 160, 192 or 224 tokens, up to nine 128-row bands' worth.
+// tiles; past it, three or more tiles of 160-224 tokens, up to nine 128-row bands' worth.
 // Past one token tile they were measured faster than the plain GEMMs on some models once the last
 // tile's B box was shortened. Over three to six tiles (m = 449-1100) both GEMMs swapped ran faster
 // than the plain plan at 38 of 54 shapes of nine models, by up to 32%, and up to 41% slower on GPT-3
 // at 449-600, where the cost model has the plain GEMMs ahead too. So the model chooses per GEMM: 5%
 // faster on average than the two-tile limit where the two plans differ (68 shapes of twelve models;
 // docs/mlp.md, "Models no table lists").
-inline constexpr int kMlpSwapTwoTileM = 2 * kMlpSwapWiderTileN;
 inline constexpr int kMlpSwapMaxM = 9 * kMlpTileM;
 // Whether the plan weighs wide token tile t for a batch of m tokens: one tile of 160 or 192 that
 // covers m, or two of any wide width (a single 224-token tile measured slower than the plain GEMMs at
-// m = 193-224, where the model has it faster), or past two 224-token tiles three or more of 160, 192
-// or 224 (never 144: three or more of those were never timed).
+// m = 193-224, where the model has it faster), or past two 224-token tiles three or more of 160, 176,
+// 192, 208 or 224 (never 144: three or more of those were never timed).
 inline constexpr bool mlp_swap_tile_weighed(int t, int m) {
   if (!mlp_swap_tile_serves(t, m) || m <= kMlpSwapTileN || m > kMlpSwapMaxM) return false;
   if (m <= kMlpSwapTwoTileM) return m <= t ? t <= kMlpSwapWideTileN : 2 * t >= m;
@@ -517,7 +526,7 @@ template <class Extra>
       const bool narrow_ok = which == 2 || s.act == Activation::gelu;
       if (swapped && !(mlp_swap_wide_tile_ok(t) || (t == kMlpSwapTileN && narrow_ok)))
         return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
-                                                  (narrow_ok ? "32, 144, 160, 192 and 224" : "144, 160, 192 and 224 (32 with GeLU only)"));
+                                                  (narrow_ok ? "32, 144, 160, 176, 192, 208 and 224" : "144, 160, 176, 192, 208 and 224 (32 with GeLU only)"));
       if (!swapped && !mlp_tile_width_ok(t))
         return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have 96, 128, 192 and 256");
     }
@@ -641,7 +650,7 @@ struct FreeGemmPlan {
     return status(errc::invalid_argument, dims + "split_k " + std::to_string(*r.split_k) + " must be in [1, " +
                                               std::to_string(k_tiles) + "] (its k-blocks)");
   if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || mlp_swap_wide_tile_ok(*r.tile)))
-    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 144, 160, 192 and 224");
+    return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 144, 160, 176, 192, 208 and 224");
   if (r.tile && !swapped && !mlp_tile_width_ok(*r.tile))
     return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have 96, 128, 192 and 256");
   if (r.cta_pairs.value_or(false)) {

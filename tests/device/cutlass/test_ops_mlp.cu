@@ -486,13 +486,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"swiglu_none_swap12_m270", S, 270, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"gelu_none_swap12_144_split2_m257", G, 257, 520, 344, None, 2, 2, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_144_m288", S, 288, 520, 344, None, 0, 0, 0, 0, false, 144, 144, 0, 0, 0, -1, 1, 1, 1, 1},
-        // three or more token tiles past 448 tokens (mlp_swap_tile_weighed): 515 = 2 x 192 + 131 with
-        // the tile left open (mlp_swap_tile: 576 columns), 600 = 3 x 160 + 120 under split-K, 1100 =
+        // three or more token tiles past 448 tokens (mlp_swap_tile_weighed): 515 = 2 x 176 + 163 with
+        // the tile left open (mlp_swap_tile: 528 columns), 600 = 3 x 160 + 120 under split-K, 1100 =
         // 4 x 224 + 204 (a 208-row box); and the plan's own choice at Phi-2's shape, m = 515 (both
-        // GEMMs swapped in 192-token tiles, H100 run 103: 0.85x the plain plan's time)
+        // GEMMs swapped: 176-token tiles)
         Case{"gelu_none_swap12_m515", G, 515, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_160_split2_m600", S, 600, 520, 344, None, 2, 2, 0, 0, false, 160, 160, 0, 0, 0, -1, 1, 1, 1, 1},
         Case{"swiglu_none_swap12_224_m1100", S, 1100, 520, 344, None, 0, 0, 0, 0, false, 224, 224, 0, 0, 0, -1, 1, 1, 1, 1},
+        // 176- and 208-token tiles (past 448 tokens only): 460 = 2 x 176 + 108 (a 112-row box) under
+        // split-K, 1000 = 4 x 208 + 168 (a 168-row box), and 600 with the tile left open: three of
+        // 208 (624 columns, against 640 for 160 and 672 for 224)
+        Case{"swiglu_none_swap12_176_split2_m460", S, 460, 520, 344, None, 2, 2, 0, 0, false, 176, 176, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"gelu_none_swap12_208_m1000", G, 1000, 520, 344, None, 0, 0, 0, 0, false, 208, 208, 0, 0, 0, -1, 1, 1, 1, 1},
+        Case{"swiglu_none_swap12_m600", S, 600, 520, 344, None, 0, 0, 0, 0, false, 0, 0, 208, 208, 0, -1, 1, 1, 1, 1},
         Case{"gelu_auto_swap_m515_h2560_f10240", G, 515, 2560, 10240, Auto, 0, 0, 0, 0, false, 0, 0, 0, 0, 0, -1, -1, 1, -1, 1},
         // the swap left to the plan (automatic), as the op runs by default, on a Llama-2-70B-like
         // shape where the model picks it
