@@ -19,8 +19,9 @@
 // (plan().log_line()).
 //
 // Kernels: the GEMM instantiations, a type satisfying mlp_kernels::MlpKernelSet. The default
-// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: 12 GEMM1 (11 with
-// SwiGLU) + 22 GEMM2 kernels (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256,
+// (mlp_kernels::Inline<Act>) instantiates them in the including translation unit: the GEMM1 kernels of
+// one activation and every GEMM2 kernel of kernels/mlp/kernels.cmake's tables, the optional forms
+// included (up: plain, kblock, row, 128x96, 128x96 pairs, 128x192, 128x256, band pairs,
 // swapped with 32 (GeLU only), 144, 160, 176, 192, 208 and 224 tokens per tile; down: the same, the swapped ones plain
 // and PDL-waiting, and PDL-waiting ones of every width),
 // ~1 min and ~3 GB of compiler memory each. baton::ops::CompiledMlp<Act> (baton/ops/mlp_compiled.cuh)
