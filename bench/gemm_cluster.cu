@@ -1,15 +1,16 @@
 // bench/gemm_cluster.cu — one bf16 GEMM D[m, n] = A[m, k] B[n, k]^T, the MLP's shapes, timed with
-// CUTLASS 4.2's persistent cooperative sm90 kernel in several tile and cluster shapes against
-// cuBLASLt's heuristic choice (target baton_bench_gemm_cluster; docs/mlp.md, "Clusters").
+// CUTLASS 4.2's persistent cooperative and ping-pong sm90 kernels in several tile and cluster shapes,
+// and baton's own GEMM, against cuBLASLt's heuristic choice (target baton_bench_gemm_cluster;
+// docs/mlp.md, "Band pairs" and "176- and 208-token tiles").
 //
 // The question it answers: at M >= 256, where ops::Mlp's 128-row tiles run 5-30% behind cuBLASLt,
 // how much do 2-CTA clusters that multicast the weights (cluster 2 x 1: two row bands, one weight
 // tile) or 256-row tiles buy, with everything else (collectives, scheduler) the same? The answer
 // decides whether the op's kernel library gets such forms. And at short k (Phi-2's GEMM1, k = 2560),
 // where each 128-row tile's epilogue is a large part of its time, how much CUTLASS's ping-pong kernel
-// (one MMA warp group's epilogue under the other's mainloop) buys over the cooperative one. Timing: rounds over all variants
-// (interleaved, so clock drift hits every variant alike), each round `iters` back-to-back launches
-// between two CUDA events, median over rounds. Inputs are random; every CUTLASS output is compared
+// (one MMA warp group's epilogue under the other's mainloop) buys over the cooperative one. Timing:
+// rounds over all variants (interleaved, so clock drift hits every variant alike), each round
+// `iters` back-to-back launches between two CUDA events, median over rounds. Inputs are random; every CUTLASS output is compared
 // with cuBLASLt's (relative Frobenius error).
 #include "baton/baton.cuh"
 #include "baton/cutlass/sm90_gemm.cuh"
@@ -91,8 +92,8 @@ struct Cutlass final : Runner {
                                                       cutlass::gemm::PersistentScheduler>;
   using Op = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
-  std::string name_ = std::string(Pingpong ? "cutlass-pp-" : "cutlass-") + std::to_string(TM) + "x" + std::to_string(TN) + "-c" + std::to_string(CM) + "x" +
-                      std::to_string(CN);
+  std::string name_ = std::string(Pingpong ? "cutlass-pp-" : "cutlass-") + std::to_string(TM) + "x" +
+                      std::to_string(TN) + "-c" + std::to_string(CM) + "x" + std::to_string(CN);
   Op op;
   typename Op::Arguments args{};
   void* ws = nullptr;
