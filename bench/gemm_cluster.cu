@@ -123,13 +123,15 @@ struct Cutlass final : Runner {
 
 // baton's own GEMM (non-persistent, one CTA per tile, tiles in Grouped{8} order from the stage's
 // ticket), as ops::Mlp runs it without edges: ClusterM = 2 is the band pair (weights multicast).
-template <int TM, int TN, int CM>
+// Persistent: one CTA per SM looping over the tiles (GemmArguments::persistent_ctas).
+template <int TM, int TN, int CM, bool Persistent = false>
 struct Baton final : Runner {
   using Config = baton::sm90::GemmConfig<cute::Shape<cute::Int<TM>, cute::Int<TN>, cute::_64>,
                                          cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>, false,
                                          cutlass::layout::RowMajor, 1, CM>;
   using Stage = baton::Stage<baton::Grouped, baton::Outputs<>, baton::Inputs<>>;
-  std::string name_ = "baton-" + std::to_string(TM) + "x" + std::to_string(TN) + "-c" + std::to_string(CM) + "x1";
+  std::string name_ = std::string(Persistent ? "baton-persistent-" : "baton-") + std::to_string(TM) + "x" +
+                      std::to_string(TN) + "-c" + std::to_string(CM) + "x1";
   std::unique_ptr<baton::Chain> chain;
   void* ws = nullptr;
   baton::StageLaunch launch;
@@ -137,7 +139,7 @@ struct Baton final : Runner {
     if (ws) cudaFree(ws);
   }
   const char* name() const override { return name_.c_str(); }
-  int init(int m, int n, int k, const bf16* a, const bf16* b, bf16* d, int swizzle, int) override {
+  int init(int m, int n, int k, const bf16* a, const bf16* b, bf16* d, int swizzle, int sms) override {
     chain = std::make_unique<baton::Chain>();
     auto s = chain->add_stage("gemm", baton::sm90::tile_grid<Config>(m, n), baton::Grouped{swizzle});
     if (!chain->validate().ok()) return 1;
@@ -148,6 +150,7 @@ struct Baton final : Runner {
     auto bound = chain->bind(s, ws, chain->workspace_bytes(), baton::outs(), baton::ins());
     if (!bound.ok()) return std::fprintf(stderr, "%s\n", bound.error().to_string().c_str()), 1;
     baton::sm90::GemmArguments<Config> args{m, n, k, a, b, d};
+    if (Persistent) args.persistent_ctas = sms;
     auto l = baton::sm90::Gemm<Config, Stage>::make_launch(bound.value(), args);
     if (!l.ok()) return std::fprintf(stderr, "%s\n", l.error().to_string().c_str()), 1;
     launch = l.value();
@@ -317,6 +320,9 @@ int main(int argc, char** argv) {
     cut.emplace_back(new Cutlass<128, 128, 2, 1, true>);
     cut.emplace_back(new Cutlass<128, 128, 1, 1>);
     cut.emplace_back(new Baton<128, 128, 1>);
+    cut.emplace_back(new Baton<128, 128, 1, true>);
+    cut.emplace_back(new Baton<128, 256, 1, true>);
+    cut.emplace_back(new Baton<128, 192, 1, true>);
     cut_swizzle.resize(cut.size(), s);
   }
   Lt lt;

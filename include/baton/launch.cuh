@@ -85,6 +85,9 @@ struct StageLaunch {
   size_t smem = 0;
   std::function<cudaError_t(const cudaLaunchConfig_t&)> launch;
   int ctas_per_tile = 1;  // > 1: split-K kernels, each tile's k range shared by this many CTAs
+  // Persistent kernels: fewer CTAs than tiles, each looping over tiles without tickets (stages
+  // without edges only; e.g. sm90::GemmArguments::persistent_ctas).
+  bool loops_over_tiles = false;
 };
 
 template <class... KParams, class... Args>
@@ -115,7 +118,13 @@ namespace detail {
     if (l.ctas_per_tile < 1)
       return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': ctas_per_tile must be >= 1, got " +
                                                 std::to_string(l.ctas_per_tile));
-    if (ctas != chain.stage(i).grid.size() * int64_t(l.ctas_per_tile))
+    if (l.loops_over_tiles) {
+      if (ctas < 1 || ctas > chain.stage(i).grid.size() || l.ctas_per_tile != 1)
+        return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': a persistent launch needs 1 to " +
+                                                  std::to_string(chain.stage(i).grid.size()) +
+                                                  " CTAs (its tiles) and one CTA per tile-part, got " +
+                                                  std::to_string(ctas) + " CTAs");
+    } else if (ctas != chain.stage(i).grid.size() * int64_t(l.ctas_per_tile))
       return status(errc::invalid_argument,
                     "stage '" + chain.stage(i).name + "': launched with " + std::to_string(ctas) +
                         " CTAs but its grid has " + std::to_string(chain.stage(i).grid.size()) + " tiles x " +

@@ -473,6 +473,10 @@ TEST_F(Chains, BadLaunchesRejected) {
   status s = launch_chain(rc.chain, stream, wrong);
   EXPECT_EQ(s.code(), errc::invalid_argument);
   EXPECT_NE(s.message().find("each CTA takes exactly one ticket"), std::string::npos) << s.message();
+  wrong[1].loops_over_tiles = true;  // a persistent launch: at most one CTA per tile
+  s = launch_chain(rc.chain, stream, wrong);
+  EXPECT_EQ(s.code(), errc::invalid_argument);
+  EXPECT_NE(s.message().find("a persistent launch needs 1 to"), std::string::npos) << s.message();
   s = launch_chain(rc.chain, stream, {l[0]});
   EXPECT_EQ(s.code(), errc::invalid_argument);
   s = initialize_workspace(rc.chain, ws, rc.chain.workspace_bytes() - 1, stream);

@@ -238,6 +238,14 @@ struct GemmArguments {
   uint32_t debug_max_tile_delay_ns = 0;
   // Optional: prefetch the next GEMM's weights into L2 as this one ends (NextWeights above).
   NextWeights next_weights{};
+  // Persistent CTAs (0: one CTA per tile, the default). > 0: at most this many CTAs (e.g. the SM
+  // count), each looping over the positions blockIdx.x, blockIdx.x + gridDim.x, ... of the stage's
+  // order; the load warp runs ahead into the next tile while the MMA warp groups store this one, so
+  // a tile's pipeline fill hides under the previous tile's epilogue (what CUTLASS's persistent kernel
+  // has over one CTA per tile at short k: docs/cutlass.md, "Not done yet"). Stages without edges
+  // only, no split-K, no clusters, no batch, no C source; the stage's ticket is not taken (no epoch)
+  // and its trace stays empty.
+  int persistent_ctas = 0;
   // Batched GEMM: `batch` independent products sharing the weights, A [batch, m, k] and D [batch,
   // m, n] packed (batch strides m*k and m*n), B [n, k] read by every batch. The tile grid's z is
   // the batch (tile_grid), so a chain can name (row band, column, sequence) tiles as attention
@@ -415,7 +423,13 @@ struct GemmKernel {
     cute::TmaDescriptor tail_b_desc{};
     int tail_tile_n = -1;
     uint32_t tail_b_missing_bytes = 0;
+    // GemmArguments::persistent_ctas > 0: every CTA loops over tiles (persistent_ below).
+    bool persistent = false;
   };
+
+  // Whether this kernel has the persistent loop (GemmArguments::persistent_ctas).
+  static constexpr bool kCanPersist =
+      StageT::num_inputs == 0 && StageT::num_outputs == 0 && kClusterSize == 1 && !HasSource;
 
   // Partial tile of one CTA: the fp32 accumulators, stored thread-major in float2 pairs so that
   // each warp's stores are contiguous (element pair j of MMA thread t at [j * NumMmaThreads + t]).
@@ -426,6 +440,12 @@ struct GemmKernel {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __trap();  // GMMA/TMA need sm_90a; compiled for another architecture
 #else
+    if constexpr (kCanPersist) {
+      if (params.persistent) {
+        persistent_(params, smem_buf);
+        return;
+      }
+    }
     using namespace cute;
     enum class WarpGroupRole { Producer = 0, Consumer0 = 1, Consumer1 = 2 };
     enum class ProducerWarpRole { Mainloop = 0, Warp1 = 1, Epilogue = 2, Warp3 = 3 };
@@ -622,6 +642,146 @@ struct GemmKernel {
   }
 
  private:
+  // The persistent loop (GemmArguments::persistent_ctas; kCanPersist stages only): the roles of
+  // operator() without waits, tickets or split-K, over the positions blockIdx.x + j * gridDim.x of
+  // the stage's order. The pipeline states run on across tiles, as in CUTLASS's persistent
+  // cooperative kernel: the load warp fills the slots the MMA warp groups free while they store the
+  // previous tile, and the epilogue's store pipeline orders each tile's shared-memory reuse after the
+  // previous tile's TMA stores have read it; its tail runs once, after the last tile.
+  CUTLASS_DEVICE void persistent_(Params const& params, char* smem_buf) const {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if constexpr (kCanPersist) {
+      using namespace cute;
+      enum class WarpGroupRole { Producer = 0, Consumer0 = 1, Consumer1 = 2 };
+      SharedStorage& shared_storage = *reinterpret_cast<SharedStorage*>(smem_buf);
+      StageT const& stage = params.stage;
+      if (stage.trigger_dependents) device::launch_dependents();
+
+      const int thread_idx = int(threadIdx.x);
+      const int warp_idx = ::cutlass::canonical_warp_idx_sync();
+      const int warp_idx_in_warp_group = warp_idx % ::cutlass::NumWarpsPerWarpGroup;
+      const int warp_group_thread_idx = thread_idx % ::cutlass::NumThreadsPerWarpGroup;
+      const int mma_thread_idx = thread_idx % int(NumMmaThreads);
+      const auto warp_group_role = WarpGroupRole(::cutlass::canonical_warp_group_idx());
+      const int lane_predicate = cute::elect_one_sync();
+      if (warp_idx == 0 && lane_predicate) {
+        Mainloop::prefetch_tma_descriptors(params.mainloop);
+        Epilogue::prefetch_tma_descriptors(params.epilogue);
+        if (params.tail_tile_m >= 0) cute::prefetch_tma_descriptor(&params.tail_a_desc);
+        if (params.tail_tile_n >= 0) cute::prefetch_tma_descriptor(&params.tail_b_desc);
+      }
+      const bool load_warp = warp_group_role == WarpGroupRole::Producer && warp_idx_in_warp_group == 0;
+      const bool mma_warp = warp_group_role != WarpGroupRole::Producer;
+
+      typename MainloopPipeline::Params mainloop_pipeline_params;
+      if (load_warp) mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Producer;
+      if (mma_warp) mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Consumer;
+      mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
+      mainloop_pipeline_params.num_consumers = NumMmaThreads;
+      mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
+      MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
+                                         cute::Shape<cute::_1, cute::_1, cute::_1>{});
+      typename EpiLoadPipeline::Params epi_load_pipeline_params;
+      if (mma_warp) epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
+      epi_load_pipeline_params.dst_blockid = cute::block_rank_in_cluster();
+      epi_load_pipeline_params.producer_arv_count = ::cutlass::NumThreadsPerWarp;
+      epi_load_pipeline_params.consumer_arv_count = NumMmaThreads;
+      if constexpr (Epilogue::RequiresTransactionBytes)
+        epi_load_pipeline_params.transaction_bytes = params.epilogue.tma_transaction_bytes;
+      EpiLoadPipeline epi_load_pipeline(shared_storage.pipelines.epi_load, epi_load_pipeline_params);
+      typename EpiStorePipeline::Params epi_store_pipeline_params;
+      epi_store_pipeline_params.always_wait = true;
+      EpiStorePipeline epi_store_pipeline(epi_store_pipeline_params);
+
+      typename Mainloop::PipelineState mainloop_pipe_consumer_state;
+      typename Epilogue::LoadPipelineState epi_load_pipe_consumer_state;
+      auto mainloop_pipe_producer_state = ::cutlass::make_producer_start_state<MainloopPipeline>();
+      auto epi_store_pipe_producer_state = ::cutlass::make_producer_start_state<EpiStorePipeline>();
+
+      const ProblemShape problem_shape_MNKL = params.problem_shape;
+      TiledMma tiled_mma;
+      const auto blk_shape = TileShape{};
+      Mainloop collective_mainloop;
+      auto load_inputs = collective_mainloop.load_init(problem_shape_MNKL, params.mainloop);
+      Tensor gA_mkl = get<0>(load_inputs);  // (BLK_M,BLK_K,m,k,l)
+      const int k_tile_count = int(size<3>(gA_mkl));
+      const int tiles = int(stage.grid.size());
+      __syncthreads();  // pipeline barriers initialized before any role uses them
+
+      if (warp_group_role == WarpGroupRole::Producer) {
+        ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
+        if (load_warp) {
+          if constexpr (GridDependencyWait && !WeightsFirst) device::grid_dependency_wait();
+          for (int pos = int(blockIdx.x); pos < tiles; pos += int(gridDim.x)) {
+            const Tile t = stage.order(stage.grid, pos);
+            const auto blk_coord = make_coord(t.m, t.n, _, t.z);
+            auto k_tile_iter = cute::make_coord_iterator(idx2crd(0, shape<3>(gA_mkl)), shape<3>(gA_mkl));
+            const ABox a_box = t.m == params.tail_tile_m ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes} : ABox{};
+            const BBox b_box = t.n == params.tail_tile_n ? BBox{&params.tail_b_desc, params.tail_b_missing_bytes} : BBox{};
+            if constexpr (GridDependencyWait && WeightsFirst) {
+              GridDependencyWaits waiter;  // griddepcontrol.wait before A(0); a no-op once the grid is done
+              collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
+                                       blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
+                                       shared_storage.pipelines.mainloop, waiter, a_box, b_box);
+            } else {
+              NoInputWaits waiter;
+              collective_mainloop.load(params.mainloop, mainloop_pipeline, mainloop_pipe_producer_state, load_inputs,
+                                       blk_coord, k_tile_iter, k_tile_count, shared_storage.tensors.mainloop,
+                                       shared_storage.pipelines.mainloop, waiter, a_box, b_box);
+            }
+            mainloop_pipe_producer_state.advance(k_tile_count);
+          }
+          __syncwarp();
+          if (params.next_weights.k_blocks > 0) prefetch_next_weights_(params.next_weights, int(threadIdx.x % 32));
+          collective_mainloop.load_tail(mainloop_pipeline, mainloop_pipe_producer_state);
+        }
+      } else {
+        ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
+        Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
+        for (int pos = int(blockIdx.x); pos < tiles; pos += int(gridDim.x)) {
+          const Tile t = stage.order(stage.grid, pos);
+          const auto blk_coord = make_coord(t.m, t.n, _, t.z);
+          auto accumulators = partition_fragment_C(tiled_mma, take<0, 2>(blk_shape));
+          // As in operator(): a warp group whose 64-row half lies past m only frees the slots.
+          const int half_row0 = int(get<0>(accumulator_coords_(tiled_mma, mma_thread_idx, accumulators)(0))) /
+                                (Config::tile_m / 2) * (Config::tile_m / 2);
+          if (int(get<0>(problem_shape_MNKL)) - t.m * Config::tile_m <= half_row0) {
+            cute::clear(accumulators);
+            for (int k = 0; k < k_tile_count; ++k) {
+              mainloop_pipeline.consumer_wait(mainloop_pipe_consumer_state);
+              mainloop_pipeline.consumer_release(mainloop_pipe_consumer_state);
+              ++mainloop_pipe_consumer_state;
+            }
+          } else {
+            collective_mainloop.mma(mainloop_pipeline, mainloop_pipe_consumer_state, accumulators, k_tile_count,
+                                    mma_thread_idx, shared_storage.tensors.mainloop, params.mainloop);
+            collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
+            mainloop_pipe_consumer_state.advance(k_tile_count);
+          }
+          if constexpr (Config::swiglu_pairs) {
+            Assignment a{};
+            a.tile = t;
+            a.position = pos;
+            swiglu_store_and_post_(params, accumulators, tiled_mma, a, mma_thread_idx);
+          } else {
+            auto [epi_load_next, epi_store_next] = collective_epilogue.store(
+                epi_load_pipeline, epi_load_pipe_consumer_state, epi_store_pipeline, epi_store_pipe_producer_state,
+                problem_shape_MNKL, blk_shape, blk_coord, accumulators, tiled_mma, mma_thread_idx,
+                shared_storage.tensors.epilogue);
+            epi_load_pipe_consumer_state = epi_load_next;
+            epi_store_pipe_producer_state = epi_store_next;
+          }
+        }
+        if constexpr (!Config::swiglu_pairs)
+          collective_epilogue.store_tail(epi_load_pipeline, epi_load_pipe_consumer_state, epi_store_pipeline,
+                                         epi_store_pipe_producer_state);
+      }
+    }
+#else
+    (void)params, (void)smem_buf;
+#endif
+  }
+
   // CTA and band pairs: cluster c = blockIdx.x / 2 takes position c / split_k of the stage's order
   // over the grid of pairs (its part of the k range: c % split_k); its CTAs compute the tiles
   // (m, 2j + rank) (CTA pairs) or (2i + rank, n) (band pairs). Clusters are consecutive blockIdx.x
@@ -890,6 +1050,13 @@ class Gemm {
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": split_k=" + std::to_string(args.split_k) +
                                                 " needs a 16-byte aligned split_workspace of split_workspace_bytes() = " +
                                                 std::to_string(split_workspace_bytes(args)) + " bytes");
+    if (args.persistent_ctas < 0)
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": persistent_ctas must be >= 0 (0: one CTA per tile)");
+    if (args.persistent_ctas > 0 && (!Kernel::kCanPersist || args.split_k > 1 || args.batch > 1))
+      return status(errc::not_supported, "sm90 GEMM " + dims + ": persistent CTAs (persistent_ctas=" +
+                                             std::to_string(args.persistent_ctas) +
+                                             ") are for stages without edges, without split-K, clusters, batch or a "
+                                             "C source");
     const auto shape = problem_shape_(args);
     if (!Kernel::Mainloop::can_implement(shape, mainloop_args_(args)) ||
         !Kernel::Epilogue::can_implement(shape, epilogue_args_(args)))
@@ -918,6 +1085,9 @@ class Gemm {
     p.debug_max_tile_delay_ns = args.debug_max_tile_delay_ns;
     p.next_weights = args.next_weights;
     p.split_k = args.split_k;
+    p.persistent = args.persistent_ctas > 0;
+    if (p.persistent && stage.trace != nullptr)
+      return status(errc::not_supported, "sm90 GEMM: persistent CTAs record no per-tile trace (unset the stage's trace)");
     if (args.split_k > 1) {
       auto* base = static_cast<unsigned char*>(args.split_workspace);
       p.split_counters = reinterpret_cast<uint32_t*>(base);
@@ -951,6 +1121,10 @@ class Gemm {
     auto launched = detail::kernel_launch<Kernel>(params.value(), stage.grid.size(), args.split_k, "sm90 GEMM");
     if (!launched.ok()) return launched.error();
     StageLaunch l = std::move(launched.value());
+    if (args.persistent_ctas > 0) {
+      l.grid = dim3(unsigned(std::min<int64_t>(stage.grid.size(), args.persistent_ctas)));
+      l.loops_over_tiles = true;
+    }
     if constexpr (Config::cluster_size > 1) {
       auto* kernel = &gemm_kernel<Kernel>;
       // CTA and band pairs: the cluster dimension joins whatever attributes launch_chain passes (PDL).

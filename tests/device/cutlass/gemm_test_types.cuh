@@ -27,4 +27,10 @@ using SwiArgs = baton::sm90::GemmArguments<SwiConfig>;
 
 [[nodiscard]] baton::result<baton::StageLaunch> consumer_launch(const ConsumerStage& stage, const Args& args);
 
+// A stage without edges (as ops::Mlp's GEMMs under policy none): the persistent loop's kernels
+// (GemmArguments::persistent_ctas), plain and SwiGLU.
+using PlainStage = baton::Stage<baton::Grouped, baton::Outputs<>, baton::Inputs<>>;
+[[nodiscard]] baton::result<baton::StageLaunch> plain_launch(const PlainStage& stage, const Args& args);
+[[nodiscard]] baton::result<baton::StageLaunch> swiglu_plain_launch(const PlainStage& stage, const SwiArgs& args);
+
 }  // namespace bt::gemm

@@ -176,6 +176,13 @@ TEST_P(Sm90SingleGemm, MatchesReferenceAndPostsEveryTile) {
     }
   }
   BT_ASSERT_OK(check_errors(chain, ws, stream));
+  {  // a stage with edges takes a ticket per tile (its epoch): no persistent loop
+    Args bad{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
+    bad.persistent_ctas = 4;
+    auto l = bt::gemm::producer_launch(st.value(), bad);
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.error().message().find("persistent CTAs"), std::string::npos) << l.error().to_string();
+  }
   // Every tile posted exactly once per launch; every CTA took exactly one ticket.
   std::vector<uint32_t> sems(size_t(g.size()));
   BT_CUDA(cudaMemcpy(sems.data(), static_cast<unsigned char*>(ws) + chain.semaphore_offset(e.index), sems.size() * 4,
@@ -198,6 +205,109 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Sm90SingleGemm,
                                            GemmShape{"m384_k2048", 384, 1024, 2048}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+
+// Persistent CTAs (GemmArguments::persistent_ctas) on a stage without edges: fewer CTAs than tiles,
+// each looping over the stage's order, must write exactly what one CTA per tile writes (same tiles,
+// same k order, so bit for bit), for 1, 7 and 132 CTAs, ragged and decode bands (shortened A boxes,
+// an idle MMA half), and the SwiGLU pair epilogue; and they are refused under split-K (a stage with
+// edges refuses them too: Sm90SingleGemm).
+TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
+  using bt::gemm::PlainStage;
+  for (const GemmShape s : {GemmShape{"m300_tail_box64", 300, 392, 136}, GemmShape{"m1000_ragged", 1000, 392, 136},
+                            GemmShape{"m17_decode", 17, 520, 344}, GemmShape{"m384_k2048", 384, 1024, 2048}}) {
+    const Grid g = sm90::tile_grid<Config>(s.m, s.n);
+    Chain chain;
+    auto a = chain.add_stage("gemm", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    const auto x = random_bf16(size_t(s.m) * s.k, 31, 1.f);
+    const auto w = random_bf16(size_t(s.n) * s.k, 32, 1.f / std::sqrt(float(s.k)));
+    auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w.size()), dd = bt::dev_alloc<bf16>(size_t(s.m) * s.n);
+    upload(dx.get(), x);
+    upload(dw.get(), w);
+    std::vector<bf16> one_per_tile;
+    for (int ctas : {0, 1, 7, 132}) {
+      poison(dd.get(), size_t(s.m) * s.n);
+      Args args{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
+      args.persistent_ctas = ctas;
+      auto l = bt::gemm::plain_launch(st.value(), args);
+      ASSERT_TRUE(l.ok()) << l.error().to_string();
+      EXPECT_EQ(l.value().loops_over_tiles, ctas > 0);
+      if (ctas > 0) EXPECT_EQ(int64_t(l.value().grid.x), std::min<int64_t>(ctas, g.size()));
+      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      auto got = download(dd.get(), size_t(s.m) * s.n);
+      BT_CUDA(cudaGetLastError());
+      if (ctas == 0) {
+        const Error err = compare(got, reference_gemm(x, w, s.m, s.n, s.k, 1.f));
+        EXPECT_EQ(err.nonfinite, 0u) << s.name;
+        EXPECT_LT(err.rel_frobenius, 1e-2) << s.name;
+        one_per_tile = got;
+      } else {
+        EXPECT_EQ(scaled_mismatches(got, one_per_tile, 1.f), 0u) << s.name << " with " << ctas << " persistent CTAs";
+      }
+    }
+    BT_ASSERT_OK(check_errors(chain, ws, stream));
+  }
+  // SwiGLU pairs (D written from registers, tile by tile).
+  {
+    const int m = 200, f = 344, k = 520;
+    const Grid g = sm90::tile_grid<bt::gemm::SwiConfig>(m, 2 * f);
+    Chain chain;
+    auto a = chain.add_stage("gate_up", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok());
+    const auto x = random_bf16(size_t(m) * k, 33, 1.f);
+    const auto w1 = random_bf16(size_t(2 * f) * k, 34, 1.f / std::sqrt(float(k)));
+    auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w1.size()), dh = bt::dev_alloc<bf16>(size_t(m) * f);
+    upload(dx.get(), x);
+    upload(dw.get(), w1);
+    std::vector<bf16> one_per_tile;
+    for (int ctas : {0, 5}) {
+      poison(dh.get(), size_t(m) * f);
+      bt::gemm::SwiArgs args{m, 2 * f, k, dx.get(), dw.get(), dh.get()};
+      args.persistent_ctas = ctas;
+      auto l = bt::gemm::swiglu_plain_launch(st.value(), args);
+      ASSERT_TRUE(l.ok()) << l.error().to_string();
+      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      auto got = download(dh.get(), size_t(m) * f);
+      if (ctas == 0) {
+        size_t nonfinite = 0;
+        for (bf16 v : got) nonfinite += !std::isfinite(float(v));
+        EXPECT_EQ(nonfinite, 0u) << "SwiGLU tiles left unwritten";
+        one_per_tile = got;
+      } else {
+        EXPECT_EQ(scaled_mismatches(got, one_per_tile, 1.f), 0u) << "SwiGLU with 5 persistent CTAs";
+      }
+    }
+  }
+  // Refused: split-K.
+  {
+    const int m = 64, n = 256, k = 512;
+    const Grid g = sm90::tile_grid<Config>(m, n);
+    Chain chain;
+    auto a = chain.add_stage("gemm", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok());
+    auto dx = bt::dev_alloc<bf16>(size_t(m) * k), dw = bt::dev_alloc<bf16>(size_t(n) * k), dd = bt::dev_alloc<bf16>(size_t(m) * n);
+    Args args{m, n, k, dx.get(), dw.get(), dd.get()};
+    args.persistent_ctas = 4;
+    args.split_k = 2;
+    auto ws2 = bt::dev_alloc<unsigned char>(sm90::Gemm<Config, PlainStage>::split_workspace_bytes(args));
+    args.split_workspace = ws2.get();
+    auto l = bt::gemm::plain_launch(st.value(), args);
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.error().message().find("persistent CTAs"), std::string::npos) << l.error().to_string();
+  }
+}
 // ---- (b) two chained GEMMs ---------------------------------------------------------------------
 
 struct ChainShape {
