@@ -119,6 +119,7 @@ struct OpMlp {
     o.plan = op_options(a);
     o.tune_cta_pairs = a.cta_pairs == 1;  // --cta-pairs 1: tuning also weighs them against the rest
     o.tune_band_pairs = a.band_pairs == 1;  // --band-pairs 1: the same for the 128x192 band pairs
+    o.tune_persistent = a.persistent == 1;  // --persistent 1: the same for persistent CTAs
     o.watchdog_ns = kWatchdogNs;
     o.tune = tune;  // per-shape: times the candidate plans, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};

@@ -437,6 +437,77 @@ TEST(OpsMlpPlan, BandPairsForMidGemms) {
   EXPECT_NE(f.error().message().find("a free GEMM has none"), std::string::npos) << f.error().message();
 }
 
+// Persistent CTAs (GemmFormRequest::persistent): the plan keeps the tile grid, runs each persistent
+// GEMM in one part (an open split_k becomes 1), says so in the log line and leaves the chain
+// unmodeled; never its own choice; refused with waits, an explicit split-K, CTA or band pairs, and
+// for a free GEMM.
+TEST(OpsMlpPlan, PersistentCtasOnRequest) {
+  const MlpShape phi2{1024, 2560, 10240, Activation::gelu};  // 8 x 80 GEMM1 tiles: 4.8 waves of 132
+  baton::ops::MlpOptions o;
+  o.policy = MlpPolicy::none;
+  o.gemm1.persistent = true;
+  o.gemm1.tile = 128;
+  auto p = plan_mlp(phi2, 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_TRUE(p.value().form1.persistent);
+  EXPECT_FALSE(p.value().form2.persistent);
+  EXPECT_EQ(p.value().form1.split_k, 1);
+  EXPECT_EQ(p.value().gemm1, (baton::Grid{8, 80, 1}));
+  EXPECT_EQ(p.value().expected_us, 0.0) << "the cost model does not describe persistent CTAs";
+  EXPECT_NE(p.value().log_line().find("tiles 128x128 persistent/"), std::string::npos) << p.value().log_line();
+  // A width left open: the model's, in one part; at m = 1 (one band, few tiles) too.
+  baton::ops::MlpOptions open = o;
+  open.gemm1.tile.reset();
+  open.gemm2.persistent = true;
+  for (int m : {1, 200, 1024, 2047}) {
+    auto q = plan_mlp(MlpShape{m, 2560, 10240, Activation::gelu}, 132, open);
+    ASSERT_TRUE(q.ok()) << q.error().to_string();
+    EXPECT_TRUE(q.value().form1.persistent && q.value().form2.persistent) << "m=" << m;
+    EXPECT_EQ(q.value().form1.split_k, 1) << q.value().log_line();
+    EXPECT_EQ(q.value().form2.split_k, 1) << q.value().log_line();
+  }
+  // A swapped GEMM asked to persist keeps its token tile, in one part.
+  baton::ops::MlpOptions sw = o;
+  sw.gemm1 = {GemmOperands::swapped, {}, {}, {}, {}, true};
+  auto s = plan_mlp(MlpShape{600, 2560, 10240, Activation::gelu}, 132, sw);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_TRUE(s.value().form1.persistent);
+  EXPECT_EQ(s.value().form1.operands, GemmOperands::swapped);
+  EXPECT_EQ(s.value().form1.split_k, 1);
+  // Never on its own.
+  for (int m : {1, 129, 515, 1024, 2048}) {
+    auto d = plan_mlp(MlpShape{m, 2560, 10240, Activation::gelu}, 132);
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(d.value().form1.persistent || d.value().form2.persistent) << "m=" << m;
+  }
+  auto refused = [&](const baton::ops::MlpOptions& r, const std::string& what) {
+    auto e = plan_mlp(phi2, 132, r);
+    ASSERT_FALSE(e.ok()) << what;
+    EXPECT_EQ(e.error().code(), baton::errc::not_supported);
+    EXPECT_NE(e.error().message().find(what), std::string::npos) << e.error().message();
+  };
+  baton::ops::MlpOptions row = o;
+  row.policy = MlpPolicy::row;
+  refused(row, "gemm1 persistent CTAs need policy none");
+  baton::ops::MlpOptions split = o;
+  split.gemm1.split_k = 2;
+  refused(split, "gemm1 persistent CTAs run each tile in one part; split_k 2");
+  baton::ops::MlpOptions pairs = o;
+  pairs.gemm1.tile = 96;
+  pairs.gemm1.cta_pairs = true;
+  refused(pairs, "gemm1 persistent CTAs are for GEMMs without clusters");
+  baton::ops::MlpOptions bands = o;
+  bands.gemm1.tile = 192;
+  bands.gemm1.band_pairs = true;
+  refused(bands, "gemm1 persistent CTAs are for GEMMs without clusters");
+  baton::ops::GemmFormRequest free_persistent;
+  free_persistent.persistent = true;
+  auto f = baton::ops::plan_free_gemm(300, 1032, 440, 132, free_persistent);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("persistent CTAs (GemmFormRequest::persistent) are the MLP op's"), std::string::npos)
+      << f.error().message();
+}
+
 // A kernel set without the optional forms (MlpKernelForms: baton::mlp_kernels built without
 // -DBATON_MLP_EXTRA_KERNELS=ON): a request that needs one is refused by name with the option that
 // adds it, whatever else the plan would choose; the plan never picks one on its own, so without a

@@ -20,23 +20,24 @@ std::string temp_path(const char* name) { return std::string(::testing::TempDir(
 TEST(MlpOptionsText, RoundTripsEveryField) {
   MlpOptions o;
   o.policy = baton::ops::MlpPolicy::kblock;
-  o.gemm1 = {baton::ops::GemmOperands::plain, 96, 3, true, {}};
-  o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}, false};
+  o.gemm1 = {baton::ops::GemmOperands::plain, 96, 3, true, {}, {}};
+  o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}, false, true};
   o.group_m = 4;
   o.l2_prefetch_mb = 24;
   o.launch = baton::ops::Gemm2Launch::after_gemm1;
   const std::string text = baton::ops::mlp_options_to_string(o);
-  EXPECT_EQ(text, "policy=kblock;gemm1=plain/96/3/1/auto;gemm2=swapped/160/2/auto/0;group_m=4;l2_prefetch_mb=24;"
+  EXPECT_EQ(text, "policy=kblock;gemm1=plain/96/3/1/auto/auto;gemm2=swapped/160/2/auto/0/1;group_m=4;l2_prefetch_mb=24;"
                   "launch=after_gemm1");
   auto back = baton::ops::mlp_options_from_string(text);
   ASSERT_TRUE(back.ok()) << back.error().to_string();
   EXPECT_EQ(back.value(), o);
   EXPECT_EQ(baton::ops::mlp_options_to_string(MlpOptions{}),
-            "policy=auto;gemm1=auto/auto/auto/auto/auto;gemm2=auto/auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;"
+            "policy=auto;gemm1=auto/auto/auto/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/auto;group_m=auto;"
+            "l2_prefetch_mb=0;"
             "launch=auto");
   EXPECT_EQ(baton::ops::mlp_options_from_string(baton::ops::mlp_options_to_string(MlpOptions{})).value(), MlpOptions{});
   MlpOptions banded;
-  banded.gemm2 = {baton::ops::GemmOperands::plain, 192, {}, {}, true};
+  banded.gemm2 = {baton::ops::GemmOperands::plain, 192, {}, {}, true, {}};
   EXPECT_EQ(baton::ops::mlp_options_from_string(baton::ops::mlp_options_to_string(banded)).value(), banded);
   // A cache written before band pairs (four parts per GEMM) still parses, band_pairs left empty.
   auto old = baton::ops::mlp_options_from_string(
@@ -44,6 +45,12 @@ TEST(MlpOptionsText, RoundTripsEveryField) {
   ASSERT_TRUE(old.ok()) << old.error().to_string();
   EXPECT_TRUE(old.value().gemm1.cta_pairs.value_or(false));
   EXPECT_FALSE(old.value().gemm1.band_pairs.has_value());
+  // One written before persistent CTAs (five parts) too, persistent left empty.
+  auto five = baton::ops::mlp_options_from_string(
+      "policy=none;gemm1=plain/192/1/auto/1;gemm2=auto/auto/auto/auto/auto;group_m=4;l2_prefetch_mb=0;launch=pdl");
+  ASSERT_TRUE(five.ok()) << five.error().to_string();
+  EXPECT_TRUE(five.value().gemm1.band_pairs.value_or(false));
+  EXPECT_FALSE(five.value().gemm1.persistent.has_value());
 }
 
 TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
@@ -62,17 +69,21 @@ TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
   bad_int.replace(bad_int.find("group_m=auto"), 12, "group_m=x2");
   expect_bad(bad_int, "group_m = 'x2' is malformed");
   std::string bad_gemm = good;
-  bad_gemm.replace(bad_gemm.find("gemm2=auto/auto/auto/auto/auto"), 30, "gemm2=diagonal/auto/auto/auto/auto");
+  bad_gemm.replace(bad_gemm.find("gemm2=auto/auto/auto/auto/auto/auto"), 35, "gemm2=diagonal/auto/auto/auto/auto");
   expect_bad(bad_gemm, "gemm2 = 'diagonal/auto/auto/auto/auto' is malformed");
   std::string short_gemm = good;
-  short_gemm.replace(short_gemm.find("gemm1=auto/auto/auto/auto/auto"), 30, "gemm1=plain/128");
+  short_gemm.replace(short_gemm.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=plain/128");
   expect_bad(short_gemm, "gemm1 = 'plain/128' is malformed");
   std::string bad_band = good;
-  bad_band.replace(bad_band.find("gemm1=auto/auto/auto/auto/auto"), 30, "gemm1=auto/auto/auto/auto/yes");
-  expect_bad(bad_band, "gemm1 = 'auto/auto/auto/auto/yes' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs");
+  bad_band.replace(bad_band.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/yes");
+  expect_bad(bad_band, "gemm1 = 'auto/auto/auto/auto/yes' is malformed (a GEMM: "
+                       "operands/tile/split_k/cta_pairs/band_pairs/persistent");
+  std::string bad_persistent = good;
+  bad_persistent.replace(bad_persistent.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/auto/2");
+  expect_bad(bad_persistent, "gemm1 = 'auto/auto/auto/auto/auto/2' is malformed");
   std::string long_gemm = good;
-  long_gemm.replace(long_gemm.find("gemm1=auto/auto/auto/auto/auto"), 30, "gemm1=auto/auto/auto/auto/auto/auto");
-  expect_bad(long_gemm, "gemm1 = 'auto/auto/auto/auto/auto/auto' is malformed");
+  long_gemm.replace(long_gemm.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/auto/auto/auto");
+  expect_bad(long_gemm, "gemm1 = 'auto/auto/auto/auto/auto/auto/auto' is malformed");
   expect_bad("policy=row;gemm1", "'gemm1' is not name=value");
 }
 

@@ -363,8 +363,9 @@ namespace detail {
 // stages: its split-K workspace size, whether its shape fits, and its launch without semaphores
 // (after_grid: the PDL-launched form that waits with griddepcontrol.wait before its loads of the
 // previous kernel's output). `can` checks the shape and pointers with the split-K workspace in place
-// (split_bytes of it). Mlp builds both its GEMMs this way; other ops their GEMMs without edges
-// (plain_gemm_in_form).
+// (split_bytes of it). persistent_ctas > 0: at most that many CTAs, each looping over tiles
+// (sm90::GemmArguments::persistent_ctas; GemmForm::persistent). Mlp builds both its GEMMs this way;
+// other ops their GEMMs without edges (plain_gemm_in_form).
 struct FormedGemm {
   size_t split_bytes = 0;
   status unformed;  // a plan no kernel implements (checked first)
@@ -372,9 +373,11 @@ struct FormedGemm {
   std::function<result<StageLaunch>(const mlp_kernels::PlainStage&, void* split_workspace, bool after_grid)> launch;
 };
 template <class Config, class Launch>
-FormedGemm formed_gemm(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch) {
+FormedGemm formed_gemm(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch,
+                       int persistent_ctas = 0) {
   a.split_k = split_k;
   a.next_weights = next;
+  a.persistent_ctas = persistent_ctas;
   FormedGemm g;
   g.split_bytes = sm90::split_workspace_bytes(a);
   g.can = [a](void* ws) mutable {
@@ -395,15 +398,19 @@ inline std::string no_gemm_width(const std::string& what, int w) {
 // D [m, n] = A [m, k] W [n, k]^T without activation (MLP's GEMM2; the attention's QKV and O-proj GEMMs
 // without edges) in form `f` on kernel set K's down forms: 128xN tiles (CTA pairs at N = 96), or
 // swapped (A' = W, B' = A, D written as [n, m] column-major == [m, n] row-major). `what` begins
-// every error ("baton::ops::mlp: gemm2").
+// every error ("baton::ops::mlp: gemm2"). f.persistent: at most `sms` CTAs looping over the tiles.
 template <class K>
 FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_kernels::bf16* a,
-                              const mlp_kernels::bf16* w, mlp_kernels::bf16* d, const std::string& what) {
+                              const mlp_kernels::bf16* w, mlp_kernels::bf16* d, const std::string& what, int sms = 0) {
   using namespace mlp_kernels;
   constexpr MlpKernelForms forms = kernel_forms_of<K>();
+  if (f.persistent && sms < 1)
+    return unformed_gemm(status(errc::invalid_argument, what + ": persistent CTAs need the SM count (got " +
+                                                            std::to_string(sms) + ")"));
+  const int persistent_ctas = f.persistent ? sms : 0;
   auto form = [&](auto config, auto launch) {
     using C = typename decltype(config)::type;
-    return formed_gemm(sm90::GemmArguments<C>{m, n, k, a, w, d}, f.split_k, {}, launch);
+    return formed_gemm(sm90::GemmArguments<C>{m, n, k, a, w, d}, f.split_k, {}, launch, persistent_ctas);
   };
   auto swapped_wide = [&](auto tokens) {
     constexpr int T = decltype(tokens)::value;
@@ -411,7 +418,7 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
                        [](const auto& st, const auto& args, bool after_grid) {
                          return after_grid ? K::template down_swapped_wide_after_grid<T>(st, args)
                                            : K::template down_swapped_wide<T>(st, args);
-                       });
+                       }, persistent_ctas);
   };
   const bool swapped = f.operands == GemmOperands::swapped;
   if (swapped && f.tile == kMlpSwapSlimTileN) return swapped_wide(std::integral_constant<int, kMlpSwapSlimTileN>{});
@@ -428,7 +435,7 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
       return formed_gemm(sm90::GemmArguments<SwapDownConfig>{n, m, k, w, a, d}, f.split_k, {},
                          [](const auto& st, const auto& args, bool after_grid) {
                            return after_grid ? K::down_swapped_after_grid(st, args) : K::down_swapped(st, args);
-                         });
+                         }, persistent_ctas);
     else
       return unformed_gemm(mlp_missing_kernels(what + " swapped in 32-token tiles"));
   }
@@ -511,6 +518,10 @@ struct MlpRunOptions {
   // On by default: where tuning kept them on an H100 the chain ran faster than without them
   // (docs/mlp.md, "Band pairs"), and elsewhere they only cost tuning time.
   bool tune_band_pairs = true;
+  // Tuning also tries persistent CTAs (GemmFormRequest::persistent) on each GEMM of more tiles than
+  // SMs: the planned forms with GEMM1, GEMM2 or both persistent, and every pair of plain widths with
+  // its GEMMs of more tiles than SMs persistent (docs/mlp.md, "Persistent CTAs").
+  bool tune_persistent = true;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the
   // plan found before. tune_cache_file: a file loaded before the lookup and saved after a new result,
@@ -603,6 +614,7 @@ class Mlp {
       auto device = detail::current_tune_device_key(sms);
       if (!device.ok()) return device.error().with_context("baton::ops::mlp tuning");
       key = mlp_tune_key(shape, o.plan, device.value(), tuning_forms);
+      if (!o.tune_persistent) key += ";tune_persistent=0";  // fewer candidates: not another tuning's result
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
       if (auto hit = TuneCache::global().find(key)) {
         auto cached = mlp_options_from_string(*hit);
@@ -638,12 +650,12 @@ class Mlp {
       MlpOptions c = asked;
       c.policy = policy;
       c.group_m = group;
-      c.gemm1 = GemmFormRequest{{}, {}, asked.gemm1.split_k, {}, {}};
-      c.gemm2 = GemmFormRequest{{}, {}, asked.gemm2.split_k, {}, {}};
+      c.gemm1 = GemmFormRequest{{}, {}, asked.gemm1.split_k, {}, {}, {}};
+      c.gemm2 = GemmFormRequest{{}, {}, asked.gemm2.split_k, {}, {}, {}};
       return c;
     };
     auto plain = [](int tile, const GemmFormRequest& r) {
-      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs, r.band_pairs};
+      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs, r.band_pairs, r.persistent};
     };
     std::vector<MlpOptions> cands = {none_with([](MlpOptions&) {})};
     if (rows > 1) {  // with one row of tiles every order below is the same chain
@@ -678,8 +690,8 @@ class Mlp {
         for (int s2 : {1, 2, 3})
           if ((s1 != bp.form1.split_k || s2 != bp.form2.split_k) && s1 <= k1 && s2 <= k2)
             cands.push_back(none_with([&](MlpOptions& c) {
-              c.gemm1 = GemmFormRequest{bp.form1.operands, bp.form1.tile, s1, {}, {}};
-              c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}, {}};
+              c.gemm1 = GemmFormRequest{bp.form1.operands, bp.form1.tile, s1, {}, {}, {}};
+              c.gemm2 = GemmFormRequest{bp.form2.operands, bp.form2.tile, s2, {}, {}, {}};
             }));
     }
     // Up to kMlpSwapMaxM tokens, each GEMM plain (the model's width) and swapped (mlp_swap_tile's
@@ -688,14 +700,14 @@ class Mlp {
       for (GemmOperands o1 : {GemmOperands::plain, GemmOperands::swapped})
         for (GemmOperands o2 : {GemmOperands::plain, GemmOperands::swapped})
           cands.push_back(none_with([&](MlpOptions& c) {
-            c.gemm1 = GemmFormRequest{o1, {}, asked.gemm1.split_k, {}, {}};
-            c.gemm2 = GemmFormRequest{o2, {}, asked.gemm2.split_k, {}, {}};
+            c.gemm1 = GemmFormRequest{o1, {}, asked.gemm1.split_k, {}, {}, {}};
+            c.gemm2 = GemmFormRequest{o2, {}, asked.gemm2.split_k, {}, {}, {}};
           }));
     // The planned chain without its L2 prefetch of W2.
     if (bp.l2_prefetch_kblocks > 0) cands.push_back(none_with([](MlpOptions& c) { c.l2_prefetch_mb = 0; }));
     // At decode, the 32-token swapped GEMMs (measured slower, docs/mlp.md) beside plain 128x128 ones.
     if (bp.policy == MlpPolicy::none && shape.m <= kMlpSwapTileN && plain1 && plain2) {
-      const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}, {}};
+      const GemmFormRequest swapped{GemmOperands::swapped, kMlpSwapTileN, {}, {}, {}, {}};
       cands.push_back(none_with([&](MlpOptions& c) {
         c.gemm1 = plain(kMlpTileN, asked.gemm1);
         c.gemm2 = swapped;
@@ -722,8 +734,8 @@ class Mlp {
         for (int t2 : kMlpTileWidths)
           if (t1 == kMlpNarrowTileN || t2 == kMlpNarrowTileN)
             cands.push_back(none_with([&](MlpOptions& c) {
-              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, true, {}};
-              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, true, {}};
+              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, true, {}, {}};
+              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, true, {}, {}};
             }));
     if (bp.form1.cta_pairs || bp.form2.cta_pairs)
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.cta_pairs = c.gemm2.cta_pairs = false; }));
@@ -739,12 +751,47 @@ class Mlp {
             const bool bp1 = (which & 1) && t1 == kMlpMidTileN, bp2 = (which & 2) && t2 == kMlpMidTileN;
             if ((which == 1 && !bp1) || (which == 2 && !bp2) || (which == 3 && !(bp1 && bp2))) continue;
             cands.push_back(none_with([&](MlpOptions& c) {
-              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, {}, bp1};
-              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, {}, bp2};
+              c.gemm1 = GemmFormRequest{GemmOperands::plain, t1, asked.gemm1.split_k, {}, bp1, {}};
+              c.gemm2 = GemmFormRequest{GemmOperands::plain, t2, asked.gemm2.split_k, {}, bp2, {}};
             }));
           }
     if (bp.form1.band_pairs || bp.form2.band_pairs)
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.band_pairs = c.gemm2.band_pairs = false; }));
+    // Persistent CTAs (tune_persistent) on the GEMMs of more tiles than SMs, in one part each: the
+    // planned forms (GEMM1, GEMM2, both), then every pair of plain widths.
+    auto may_persist = [&](const GemmFormRequest& r) {
+      return r.split_k.value_or(1) == 1 && !r.cta_pairs.value_or(false) && !r.band_pairs.value_or(false) &&
+             r.persistent.value_or(true);
+    };
+    if (o.tune_persistent && bp.policy == MlpPolicy::none) {
+      const int n1 = shape.act == Activation::swiglu ? 2 * shape.ffn : shape.ffn;
+      auto many = [&](const GemmForm& f, int n) { return detail::mlp_gemm_grid(f, shape.m, n).size() > int64_t(sms); };
+      auto persisted = [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true}; };
+      auto as_planned = [](const GemmForm& f) {
+        return GemmFormRequest{f.operands, f.tile, f.split_k, f.cta_pairs, f.band_pairs, {}};
+      };
+      const bool p1 = many(bp.form1, n1) && !bp.form1.cta_pairs && !bp.form1.band_pairs && may_persist(asked.gemm1);
+      const bool p2 = many(bp.form2, shape.hidden) && !bp.form2.cta_pairs && !bp.form2.band_pairs && may_persist(asked.gemm2);
+      for (int which = 1; which <= 3; ++which) {
+        if (((which & 1) && !p1) || ((which & 2) && !p2)) continue;
+        cands.push_back(none_with([&](MlpOptions& c) {
+          c.gemm1 = (which & 1) ? persisted(bp.form1) : as_planned(bp.form1);
+          c.gemm2 = (which & 2) ? persisted(bp.form2) : as_planned(bp.form2);
+        }));
+      }
+      for (int t1 : kMlpTileWidths)
+        for (int t2 : kMlpTileWidths) {
+          const GemmForm f1{GemmOperands::plain, t1, 1, false}, f2{GemmOperands::plain, t2, 1, false};
+          const bool q1 = many(f1, n1) && may_persist(asked.gemm1), q2 = many(f2, shape.hidden) && may_persist(asked.gemm2);
+          if (!q1 && !q2) continue;
+          cands.push_back(none_with([&](MlpOptions& c) {
+            c.gemm1 = q1 ? persisted(f1) : plain(t1, asked.gemm1);
+            c.gemm2 = q2 ? persisted(f2) : plain(t2, asked.gemm2);
+          }));
+        }
+    }
+    if (bp.form1.persistent || bp.form2.persistent)
+      cands.push_back(none_with([](MlpOptions& c) { c.gemm1.persistent = c.gemm2.persistent = false; }));
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
     if (bp.policy == MlpPolicy::none)
       cands.push_back(none_with([&](MlpOptions& c) {
@@ -785,10 +832,11 @@ class Mlp {
       char buf[192];
       const MlpPlan& mp = ms[i]->plan_;
       auto swapped = [](const GemmForm& f) { return f.operands == GemmOperands::swapped; };
+      auto mark = [](const GemmForm& f) { return f.cta_pairs ? "p" : f.band_pairs ? "b" : f.persistent ? "P" : ""; };
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(mp.policy), mp.group_m, swapped(mp.form1) ? "swapped 128x" : "128x", mp.form1.tile,
-                    mp.form1.cta_pairs ? "p" : mp.form1.band_pairs ? "b" : "", swapped(mp.form2) ? "swapped 128x" : "128x",
-                    mp.form2.tile, mp.form2.cta_pairs ? "p" : mp.form2.band_pairs ? "b" : "", mp.form1.split_k, mp.form2.split_k,
+                    mark(mp.form1), swapped(mp.form2) ? "swapped 128x" : "128x",
+                    mp.form2.tile, mark(mp.form2), mp.form1.split_k, mp.form2.split_k,
                     mp.l2_prefetch_kblocks > 0 ? ("/pf" + std::to_string(mp.l2_prefetch_kblocks)).c_str() : "",
                     mp.launch == Gemm2Launch::pdl ? "/pdl" : "/2 launches", med[i]);
       tried += buf;
@@ -820,15 +868,18 @@ class Mlp {
     const auto* x = static_cast<const bf16*>(t.x);
     const auto* w1 = static_cast<const bf16*>(t.w1);
     auto* y = static_cast<bf16*>(t.y);
+    const int persistent_ctas = plan_.form1.persistent ? sms_ : 0;  // GemmForm::persistent: one CTA per SM
     auto form = [&](auto config, auto launch) {
       using C = typename decltype(config)::type;
-      return detail::formed_gemm(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch);
+      return detail::formed_gemm(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch,
+                                 persistent_ctas);
     };
     using namespace mlp_kernels;
     auto swapped_wide = [&](auto tokens) {
       constexpr int T = decltype(tokens)::value;
       return detail::formed_gemm(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.form1.split_k, next,
-                     [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); });
+                     [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); },
+                     persistent_ctas);
     };
     const GemmForm& f = plan_.form1;
     const bool swapped = f.operands == GemmOperands::swapped;
@@ -843,7 +894,7 @@ class Mlp {
       if constexpr (Act == Activation::gelu && kernel_forms.narrow_swapped) {
         if (f.tile == kMlpSwapTileN)
           return detail::formed_gemm(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
-                         [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); });
+                         [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); }, persistent_ctas);
       } else if constexpr (Act == Activation::gelu) {
         if (f.tile == kMlpSwapTileN) return detail::unformed_gemm(mlp_missing_kernels("baton::ops::mlp: gemm1 swapped in 32-token tiles"));
       }
@@ -885,7 +936,7 @@ class Mlp {
     const MlpShape& s = plan_.shape;
     return detail::plain_gemm_in_form<Kernels>(plan_.form2, s.m, s.hidden, s.ffn, static_cast<const bf16*>(t.y),
                                                static_cast<const bf16*>(t.w2), static_cast<bf16*>(t.z),
-                                               "baton::ops::mlp: gemm2");
+                                               "baton::ops::mlp: gemm2", sms_);
   }
 
   [[nodiscard]] status build_(const MlpTensors& t, cudaStream_t stream, const MlpRunOptions& o) {

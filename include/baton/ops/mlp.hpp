@@ -79,6 +79,7 @@ struct GemmForm {
   int split_k = 1;         // parts of each tile's k range (summed by the last part)
   bool cta_pairs = false;  // plain 96-wide tiles as 1 x 2 clusters multicasting A
   bool band_pairs = false; // plain 192-wide tiles as 2 x 1 clusters multicasting the weights
+  bool persistent = false; // one CTA per SM, each looping over tiles (sm90::GemmArguments::persistent_ctas)
   friend bool operator==(const GemmForm&, const GemmForm&) = default;
 };
 
@@ -105,12 +106,19 @@ struct GemmForm {
 //              one row band. Empty / false: off (the plan never picks them: they measured 0.79-1.23x
 //              the unpaired GEMM's time over the MLP shapes, docs/mlp.md "Band pairs"); tuning with
 //              MlpRunOptions::tune_band_pairs tries them where a GEMM is 192 wide over two or more bands.
+//   persistent true: the GEMM launches at most one CTA per SM, each looping over the tiles of the
+//              stage's order (sm90::GemmArguments::persistent_ctas = the plan's SM count), so a
+//              tile's pipeline fill runs under the previous tile's epilogue; it matters where the
+//              GEMM has more tiles than SMs. Policy none, split-K 1 (an open split_k becomes 1), no
+//              CTA or band pairs. Empty / false: one CTA per tile; MlpRunOptions::tune_persistent
+//              tries it.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
   std::optional<int> split_k;
   std::optional<bool> cta_pairs;
   std::optional<bool> band_pairs;
+  std::optional<bool> persistent;
   friend bool operator==(const GemmFormRequest&, const GemmFormRequest&) = default;
 };
 
@@ -269,9 +277,10 @@ struct MlpPlan {
   std::string reason;
   std::string log_line() const {
     auto form = [](const GemmForm& f, const char* swapped_as) {
-      return f.operands == GemmOperands::swapped
+      return (f.operands == GemmOperands::swapped
                  ? "swapped 128x" + std::to_string(f.tile) + " (" + swapped_as + ")"
-                 : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "") + (f.band_pairs ? " band pairs" : "");
+                 : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "") + (f.band_pairs ? " band pairs" : "")) +
+             (f.persistent ? " persistent" : "");
     };
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
@@ -305,16 +314,17 @@ inline MlpPolicy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, 
 }
 
 // MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field, a GEMM's
-// request as operands/tile/split_k/cta_pairs/band_pairs with `auto` for an empty field:
-// "policy=none;gemm1=swapped/160/2/auto/auto;gemm2=auto/auto/auto/auto/auto;group_m=auto;l2_prefetch_mb=0;launch=pdl".
-// Parsing refuses unknown, missing or malformed fields, naming them; a request of four parts (the
-// cache files written before band pairs) leaves band_pairs empty.
+// request as operands/tile/split_k/cta_pairs/band_pairs/persistent with `auto` for an empty field:
+// "policy=none;gemm1=swapped/160/2/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/1;group_m=auto;l2_prefetch_mb=0;launch=pdl".
+// Parsing refuses unknown, missing or malformed fields, naming them; a request of four or five parts
+// (cache files written before band pairs or persistent CTAs) leaves the missing fields empty.
 namespace detail {
 inline std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "auto"; }
 inline std::string opt_text(const std::optional<bool>& v) { return v ? (*v ? "1" : "0") : "auto"; }
 inline std::string request_text(const GemmFormRequest& r) {
   return std::string(r.operands ? to_string(*r.operands) : "auto") + "/" + opt_text(r.tile) + "/" +
-         opt_text(r.split_k) + "/" + opt_text(r.cta_pairs) + "/" + opt_text(r.band_pairs);
+         opt_text(r.split_k) + "/" + opt_text(r.cta_pairs) + "/" + opt_text(r.band_pairs) + "/" +
+         opt_text(r.persistent);
 }
 inline bool parse_opt_bool(const std::string& v, std::optional<bool>& out) {
   if (v == "auto") out.reset();
@@ -338,7 +348,7 @@ inline bool parse_request(const std::string& v, GemmFormRequest& r) {
   size_t p = 0;
   for (size_t q; (q = v.find('/', p)) != std::string::npos; p = q + 1) parts.push_back(v.substr(p, q - p));
   parts.push_back(v.substr(p));
-  if (parts.size() != 4 && parts.size() != 5) return false;
+  if (parts.size() < 4 || parts.size() > 6) return false;
   if (parts[0] == "auto") r.operands.reset();
   else if (parts[0] == "plain") r.operands = GemmOperands::plain;
   else if (parts[0] == "swapped") r.operands = GemmOperands::swapped;
@@ -346,7 +356,9 @@ inline bool parse_request(const std::string& v, GemmFormRequest& r) {
   if (!parse_opt_int(parts[1], r.tile) || !parse_opt_int(parts[2], r.split_k)) return false;
   if (!parse_opt_bool(parts[3], r.cta_pairs)) return false;
   r.band_pairs.reset();
-  return parts.size() == 4 || parse_opt_bool(parts[4], r.band_pairs);
+  r.persistent.reset();
+  if (parts.size() >= 5 && !parse_opt_bool(parts[4], r.band_pairs)) return false;
+  return parts.size() < 6 || parse_opt_bool(parts[5], r.persistent);
 }
 }  // namespace detail
 
@@ -399,7 +411,8 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
         else ok = false;
     }
     if (!ok)
-      return bad(k + " = '" + v + "' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs, each 'auto' or a value)");
+      return bad(k + " = '" + v +
+                 "' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs/persistent, each 'auto' or a value)");
     seen |= 1u << i;
   }
   for (int i = 0; i < kFields; ++i)
@@ -446,7 +459,8 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form in wide token
 // tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
 // faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
-// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
+// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for;
+// persistent CTAs only when asked for, in one part (the model times the form one CTA per tile).
 template <class Extra>
 [[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
                                                     const GemmFormRequest& r, int group, Extra&& extra_us) {
@@ -456,6 +470,7 @@ template <class Extra>
     const bool swapped = ops == GemmOperands::swapped;
     const int64_t tiles = mlp_gemm_grid(GemmForm{ops, tile, 1, false}, m, n).size();
     for (int sp = 1; sp <= 8; ++sp) {
+      if (sp > 1 && r.persistent.value_or(false)) break;
       if (r.split_k ? sp != *r.split_k : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
         continue;
       const double us =
@@ -474,6 +489,7 @@ template <class Extra>
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
                          r.band_pairs.value_or(false);
+  best.form.persistent = r.persistent.value_or(false);
   return best;
 }
 }  // namespace detail
@@ -543,6 +559,16 @@ template <class Extra>
       if (r.band_pairs.value_or(false))
         return status(errc::not_supported, g + "band pairs need policy none (the op has no band-pair kernels that wait "
                                                "or post), got policy " + to_string(p.policy));
+      if (r.persistent.value_or(false))
+        return status(errc::not_supported, g + "persistent CTAs need policy none (a looping CTA would hold its SM while "
+                                               "waiting for tiles of another), got policy " + to_string(p.policy));
+    }
+    if (r.persistent.value_or(false)) {
+      if (r.split_k.value_or(1) != 1)
+        return status(errc::not_supported, g + "persistent CTAs run each tile in one part; split_k " +
+                                               std::to_string(*r.split_k) + " needs one CTA per tile-part");
+      if (r.cta_pairs.value_or(false) || r.band_pairs.value_or(false))
+        return status(errc::not_supported, g + "persistent CTAs are for GEMMs without clusters (no CTA or band pairs)");
     }
     if (swapped && r.cta_pairs.value_or(false))
       return status(errc::not_supported, g + "CTA pairs are for the plain form (they multicast the activations)");
@@ -570,7 +596,10 @@ template <class Extra>
     const bool narrow_swap = !first || s.act == Activation::gelu;
     if (r.operands == GemmOperands::swapped) {
       best.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(s.m, narrow_swap)), 1, false};
-      best.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
+      best.form.persistent = r.persistent.value_or(false);
+      best.form.split_k = best.form.persistent
+                              ? 1
+                              : r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
       return best;
     }
     if (!none) {
@@ -606,9 +635,10 @@ template <class Extra>
   p.launch = !none ? Gemm2Launch::pdl : opt.launch ? *opt.launch : one_wave ? Gemm2Launch::pdl : Gemm2Launch::after_gemm1;
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.form2.split_k);
-  // The model's time for the chain it can describe (not CTA or band pairs, the L2 prefetch or 32-token tiles).
+  // The model's time for the chain it can describe (not CTA or band pairs, persistent CTAs, the L2
+  // prefetch or 32-token tiles).
   auto modeled = [](const GemmForm& f) {
-    return !f.cta_pairs && !f.band_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
+    return !f.cta_pairs && !f.band_pairs && !f.persistent && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
   };
   auto shape_of = [&](const GemmForm& f, int n, int k) {
     const bool swapped = f.operands == GemmOperands::swapped;
@@ -660,6 +690,9 @@ struct FreeGemmPlan {
   if (r.band_pairs.value_or(false))
     return status(errc::not_supported, dims + "band pairs (GemmFormRequest::band_pairs) are the MLP op's GEMM1 / GEMM2 "
                                               "forms; a free GEMM has none");
+  if (r.persistent.value_or(false))
+    return status(errc::not_supported, dims + "persistent CTAs (GemmFormRequest::persistent) are the MLP op's GEMM1 / "
+                                              "GEMM2 forms; a free GEMM has none");
   FreeGemmPlan p;
   p.group_m = mlp_group_m(Grid{ceil_div(m, kMlpTileM), 1, 1});
   const MlpCostModel model{};

@@ -265,7 +265,7 @@ TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
     Buffers b = upload(data(s), stream);
     ops::AttentionRunOptions o;
     o.log = false;
-    o.plan.oproj_gemm = ops::GemmFormRequest{ops::GemmOperands::plain, 96, 1, true, {}};
+    o.plan.oproj_gemm = ops::GemmFormRequest{ops::GemmOperands::plain, 96, 1, true, {}, {}};
     auto op = Op::create(s, b.t, stream, o);
     ASSERT_FALSE(op.ok());
     EXPECT_NE(op.error().to_string().find("BATON_MLP_EXTRA_KERNELS"), std::string::npos) << op.error().to_string();

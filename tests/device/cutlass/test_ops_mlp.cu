@@ -139,6 +139,8 @@ struct Case {
   bool tune_pairs = false;  // MlpRunOptions::tune_cta_pairs (tuning also times CTA pairs)
   int bands = 0;          // MlpOptions' band_pairs (1: band pairs for a 192-wide GEMM; 2: tuning tries them)
   int expect_bands = -1;  // the plan's band pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
+  int persist = 0;          // GemmFormRequest::persistent: GEMM1 + 2 x GEMM2 asked to persist
+  int expect_persist = -1;  // the plan's persistent GEMMs, GEMM1 + 2 x GEMM2 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -189,8 +191,9 @@ void OpsMlp::run_case(const Case& c) {
   o.plan.policy = c.policy;
   // The case's ints as the op's requests: 0 / -1 leave a field to the plan, except swap (0: plain,
   // 1: swapped, -1: the plan's) and pairs (1: CTA pairs for a 96-wide GEMM).
-  auto request = [&](int split, int tile, int swap) {
+  auto request = [&](int split, int tile, int swap, int which) {
     ops::GemmFormRequest r;
+    if (c.persist & which) r.persistent = true;
     if (split > 0) r.split_k = split;
     if (tile > 0) r.tile = tile;
     if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
@@ -198,8 +201,8 @@ void OpsMlp::run_case(const Case& c) {
     if (c.bands == 1) r.band_pairs = true;
     return r;
   };
-  o.plan.gemm1 = request(c.split1, c.tile_n1, c.swap1);
-  o.plan.gemm2 = request(c.split2, c.tile_n2, c.swap2);
+  o.plan.gemm1 = request(c.split1, c.tile_n1, c.swap1, 1);
+  o.plan.gemm2 = request(c.split2, c.tile_n2, c.swap2, 2);
   if (c.group_m > 0) o.plan.group_m = c.group_m;
   o.sms = c.sms;
   o.tune = c.tune;
@@ -239,6 +242,8 @@ void OpsMlp::run_case(const Case& c) {
     EXPECT_EQ(int(plan.form1.cta_pairs) + 2 * int(plan.form2.cta_pairs), c.expect_pairs) << plan.log_line();
   if (c.expect_bands >= 0)
     EXPECT_EQ(int(plan.form1.band_pairs) + 2 * int(plan.form2.band_pairs), c.expect_bands) << plan.log_line();
+  if (c.expect_persist >= 0)
+    EXPECT_EQ(int(plan.form1.persistent) + 2 * int(plan.form2.persistent), c.expect_persist) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -353,6 +358,42 @@ INSTANTIATE_TEST_SUITE_P(
                       [] {
                         Case c{"swiglu_tuned_bands_m384", S, 384, 1032, 440, Auto, 0, 0, 0, 0, true};
                         c.bands = 2;
+                        return c;
+                      }()),
+    case_name);
+
+// Persistent CTAs (GemmFormRequest::persistent): planned for 8 SMs, so each of the 8 CTAs loops over
+// many tiles (m = 1000: 8 x 3 GEMM1 tiles of 128 columns, 8 x 5 of GEMM2), on either GEMM or both,
+// ragged H = 520 / F = 344, every plain width, GEMM2 PDL-launched and after GEMM1, swapped GEMMs in
+// 208- and 160-token tiles, one band (m = 1, 65) and a stage of fewer tiles than CTAs (the full SM
+// count), and tuning with the persistent candidates (8 SMs: every GEMM has more tiles than SMs).
+Case persist_case(const char* name, Activation a, int m, int persist, int t1 = 0, int t2 = 0, int pdl = -1,
+                  int sms = 8, int swap = 0) {
+  Case c{name, a, m, 520, 344, None, 0, 0, 0, sms};
+  c.tile_n1 = t1;
+  c.tile_n2 = t2;
+  c.pdl = pdl;
+  c.swap1 = c.swap2 = swap;
+  c.persist = persist;
+  c.expect_persist = persist;
+  return c;
+}
+INSTANTIATE_TEST_SUITE_P(
+    Persistent, OpsMlp,
+    ::testing::Values(persist_case("gelu_none_persist12_m1000", G, 1000, 3),
+                      persist_case("swiglu_none_persist12_m1000", S, 1000, 3),
+                      persist_case("gelu_none_persist1_pdl_m1000", G, 1000, 1, 128, 128, 1),
+                      persist_case("swiglu_none_persist2_pdl_m1000", S, 1000, 2, 128, 128, 1),
+                      persist_case("swiglu_none_persist12_after_m300", S, 300, 3, 128, 128, 0),
+                      persist_case("gelu_none_persist12_96x192_m777", G, 777, 3, 96, 192),
+                      persist_case("swiglu_none_persist12_256x96_m777", S, 777, 3, 256, 96),
+                      persist_case("gelu_none_persist12_swap208_m1000", G, 1000, 3, 208, 208, -1, 8, 1),
+                      persist_case("swiglu_none_persist12_swap160_m300", S, 300, 3, 160, 160, -1, 8, 1),
+                      persist_case("gelu_none_persist12_m1", G, 1, 3),
+                      persist_case("swiglu_none_persist12_m65", S, 65, 3),
+                      persist_case("gelu_none_persist12_fullsms_m200", G, 200, 3, 0, 0, -1, 0),
+                      [] {
+                        Case c{"swiglu_tuned_persist_8sms_m1000", S, 1000, 520, 344, Auto, 0, 0, 0, 8, true};
                         return c;
                       }()),
     case_name);
