@@ -118,7 +118,9 @@ struct GemmFormRequest {
   std::optional<int> split_k;
   std::optional<bool> cta_pairs;
   std::optional<bool> band_pairs;
-  std::optional<bool> persistent;
+  // A default member initializer, so that a brace list of the five fields before it (code written
+  // before this one existed) stays free of -Wmissing-field-initializers.
+  std::optional<bool> persistent{};
   friend bool operator==(const GemmFormRequest&, const GemmFormRequest&) = default;
 };
 
