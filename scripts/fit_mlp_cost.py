@@ -18,8 +18,9 @@ other row and prints them for mlp_cost.hpp. --rewrite-model recomputes model_us 
 the header's, line for line.
 
 --from-logs turns bench logs into CSV rows (stdout, or appended to --append CSV): policy-none chains only,
-without CTA or band pairs (`128x96p`, `128x192b`), the L2 prefetch (`/pf`) or 32-token swapped tiles (the
-model does not describe them); a chain timed twice at one shape (the plan is timed first and may recur among the candidates) is
+without CTA or band pairs (`128x96p`, `128x192b`), persistent GEMMs (`128x256P`: the header's
+persistent_tile_us was fitted apart, docs/mlp.md "Persistent CTAs"), the L2 prefetch (`/pf`) or 32-token
+swapped tiles (the model here does not describe them); a chain timed twice at one shape (the plan is timed first and may recur among the candidates) is
 one row with the mean of its medians.
 """
 import gzip
@@ -211,7 +212,7 @@ def report(P, rows, detail=False):
 
 # ---- bench logs -> CSV rows ----------------------------------------------------------------------------
 HEAD = re.compile(r"baton::ops::mlp m=(\d+) h=(\d+) f=(\d+) (gelu|swiglu): .*tuned on this GPU \([^)]*\): (.*)$")
-CAND = re.compile(r"^(\w+)/Grouped\{(\d+)\}/(swapped )?128x(\d+)([pb]?),(swapped )?128x(\d+)([pb]?)/s(\d+)\.(\d+)(/pf\d+)?"
+CAND = re.compile(r"^(\w+)/Grouped\{(\d+)\}/(swapped )?128x(\d+)([pbP]?),(swapped )?128x(\d+)([pbP]?)/s(\d+)\.(\d+)(/pf\d+)?"
                   r"/(pdl|2 launches) ([0-9.]+)$")
 
 

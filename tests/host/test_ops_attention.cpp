@@ -314,10 +314,13 @@ TEST(AttentionPlan, RequestsAreCheckedAndKept) {
 }
 
 TEST(AttentionPlan, FreeGemmPlans) {
-  // What plan_mlp picks for GEMM2 under policy none is plan_free_gemm's for the same extents.
+  // What plan_mlp picks for GEMM2 under policy none, without persistent CTAs (a free GEMM has none),
+  // is plan_free_gemm's for the same extents.
+  ops::MlpOptions one_cta_per_tile;
+  one_cta_per_tile.gemm2.persistent = false;
   for (int m : {1, 16, 100, 129, 512, 4096})
     for (auto [h, f] : {std::pair{12288, 49152}, std::pair{8192, 22016}, std::pair{4096, 1376}}) {
-      auto mp = ops::plan_mlp(ops::MlpShape{m, h, f, ops::Activation::gelu}, 132);
+      auto mp = ops::plan_mlp(ops::MlpShape{m, h, f, ops::Activation::gelu}, 132, one_cta_per_tile);
       auto fp = ops::plan_free_gemm(m, h, f, 132);
       ASSERT_TRUE(mp.ok() && fp.ok());
       EXPECT_EQ(mp.value().form2, fp.value().form) << m << " " << h << " " << f;

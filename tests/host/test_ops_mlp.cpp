@@ -6,6 +6,7 @@
 #include <cmath>
 #include <array>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baton/ops/mlp.hpp"
@@ -180,7 +181,7 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
   auto p = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok());
   const std::string line = p.value().log_line();
-  EXPECT_NE(line.find("tiles 128x256/128x256"), std::string::npos) << line;
+  EXPECT_NE(line.find("tiles 128x256 persistent/128x256 persistent"), std::string::npos) << line;
   // The waits exist on 128x128 tiles only: a caller-chosen row or kblock policy keeps them.
   baton::ops::MlpOptions row;
   row.policy = MlpPolicy::row;
@@ -438,9 +439,9 @@ TEST(OpsMlpPlan, BandPairsForMidGemms) {
 }
 
 // Persistent CTAs (GemmFormRequest::persistent): the plan keeps the tile grid, runs each persistent
-// GEMM in one part (an open split_k becomes 1), says so in the log line and leaves the chain
-// unmodeled; never its own choice; refused with waits, an explicit split-K, CTA or band pairs, and
-// for a free GEMM.
+// GEMM in one part (an open split_k becomes 1) and says so in the log line; left open, the cost model
+// takes them for GEMMs of more tiles than SMs (not at width 96), never for fewer; false keeps one CTA
+// per tile; refused with waits, an explicit split-K, CTA or band pairs, and for a free GEMM.
 TEST(OpsMlpPlan, PersistentCtasOnRequest) {
   const MlpShape phi2{1024, 2560, 10240, Activation::gelu};  // 8 x 80 GEMM1 tiles: 4.8 waves of 132
   baton::ops::MlpOptions o;
@@ -453,7 +454,7 @@ TEST(OpsMlpPlan, PersistentCtasOnRequest) {
   EXPECT_FALSE(p.value().form2.persistent);
   EXPECT_EQ(p.value().form1.split_k, 1);
   EXPECT_EQ(p.value().gemm1, (baton::Grid{8, 80, 1}));
-  EXPECT_EQ(p.value().expected_us, 0.0) << "the cost model does not describe persistent CTAs";
+  EXPECT_GT(p.value().expected_us, 0.0) << "the cost model describes persistent CTAs";
   EXPECT_NE(p.value().log_line().find("tiles 128x128 persistent/"), std::string::npos) << p.value().log_line();
   // A width left open: the model's, in one part; at m = 1 (one band, few tiles) too.
   baton::ops::MlpOptions open = o;
@@ -474,12 +475,33 @@ TEST(OpsMlpPlan, PersistentCtasOnRequest) {
   EXPECT_TRUE(s.value().form1.persistent);
   EXPECT_EQ(s.value().form1.operands, GemmOperands::swapped);
   EXPECT_EQ(s.value().form1.split_k, 1);
-  // Never on its own.
-  for (int m : {1, 129, 515, 1024, 2048}) {
-    auto d = plan_mlp(MlpShape{m, 2560, 10240, Activation::gelu}, 132);
-    ASSERT_TRUE(d.ok());
-    EXPECT_FALSE(d.value().form1.persistent || d.value().form2.persistent) << "m=" << m;
-  }
+  // Left open: only a GEMM of more tiles than SMs, never 96 wide, and in one part; false: never.
+  for (int m : {1, 16, 129, 200, 515, 1024, 1025, 2048})
+    for (auto [h, f, act] : {std::tuple{2560, 10240, Activation::gelu}, std::tuple{12288, 6144, Activation::gelu},
+                             std::tuple{4096, 11008, Activation::swiglu}}) {
+      const MlpShape shape{m, h, f, act};
+      auto d = plan_mlp(shape, 132);
+      ASSERT_TRUE(d.ok());
+      const MlpPlan& pl = d.value();
+      for (const auto& [form, grid] : {std::pair{pl.form1, pl.gemm1}, std::pair{pl.form2, pl.gemm2}})
+        if (form.persistent) {
+          EXPECT_GT(grid.size(), 132) << pl.log_line();
+          EXPECT_EQ(form.split_k, 1) << pl.log_line();
+          EXPECT_FALSE(form.operands == GemmOperands::plain && form.tile == 96) << pl.log_line();
+        }
+      if (m <= 16) EXPECT_FALSE(pl.form1.persistent || pl.form2.persistent) << pl.log_line();
+      baton::ops::MlpOptions off;
+      off.gemm1.persistent = off.gemm2.persistent = false;
+      auto q = plan_mlp(shape, 132, off);
+      ASSERT_TRUE(q.ok());
+      EXPECT_FALSE(q.value().form1.persistent || q.value().form2.persistent) << q.value().log_line();
+      // Where the model takes them, it expects them faster than the plan without.
+      if (pl.form1.persistent || pl.form2.persistent) EXPECT_LT(pl.expected_us, q.value().expected_us) << pl.log_line();
+    }
+  // GPT-3 TP8 at 2048 tokens (three waves of 128x256 tiles): both GEMMs persistent.
+  auto g = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g.value().form1.persistent && g.value().form2.persistent) << g.value().log_line();
   auto refused = [&](const baton::ops::MlpOptions& r, const std::string& what) {
     auto e = plan_mlp(phi2, 132, r);
     ASSERT_FALSE(e.ok()) << what;
@@ -915,6 +937,29 @@ TEST(OpsMlpCost, AWaveQuantizes) {
   const double split2 = mlp_gemm_cost_us(c, MlpGemmShape{128, 66 * 128, 4096, 128, 2, 1}, 132);
   EXPECT_LT(split2, 0.6 * tiles66 + c.split_reduce_us + c.cta_us);
   EXPECT_GT(split2, 0.5 * tiles66);
+}
+
+// Persistent CTAs: with no more tiles than SMs the same as one CTA per tile; past that, each further
+// tile of a CTA costs persistent_tile_us instead of cta_us, and the tiles go round-robin (a 2-tile CTA
+// beside 1-tile ones sets the time). The same for swapped tiles.
+TEST(OpsMlpCost, APersistentCtaPaysItsStartOnce) {
+  MlpCostModel c;
+  c.hbm_bytes_per_us = 1e12;
+  auto cost = [&](int cols, bool persistent, int swap = 0) {
+    MlpGemmShape g{128, cols * 128, 4096, 128, 1, 1, swap};
+    g.persistent = persistent;
+    return mlp_gemm_cost_us(c, g, 132);
+  };
+  EXPECT_NEAR(cost(132, true), cost(132, false), 1e-9);
+  EXPECT_NEAR(cost(40, true), cost(40, false), 1e-9);
+  EXPECT_NEAR(cost(264, false) - cost(264, true), c.cta_us - c.persistent_tile_us, 1e-9);
+  EXPECT_NEAR(cost(133, false) - cost(133, true), c.cta_us - c.persistent_tile_us, 1e-9);
+  EXPECT_NEAR(cost(264, false, 128) - cost(264, true, 128), c.cta_us - c.persistent_tile_us, 1e-9);
+  // Split-K parts are not persistent: the flag has no effect there.
+  MlpGemmShape split{128, 264 * 128, 4096, 128, 2, 1};
+  const double one_per_tile = mlp_gemm_cost_us(c, split, 132);
+  split.persistent = true;
+  EXPECT_NEAR(mlp_gemm_cost_us(c, split, 132), one_per_tile, 1e-9);
 }
 
 // A last row band of <= 64 rows runs one MMA warp group: its CTAs cost about half (compute-bound).

@@ -110,8 +110,10 @@ struct GemmForm {
 //              stage's order (sm90::GemmArguments::persistent_ctas = the plan's SM count), so a
 //              tile's pipeline fill runs under the previous tile's epilogue; it matters where the
 //              GEMM has more tiles than SMs. Policy none, split-K 1 (an open split_k becomes 1), no
-//              CTA or band pairs. Empty / false: one CTA per tile; MlpRunOptions::tune_persistent
-//              tries it.
+//              CTA or band pairs. Empty: the cost model's choice (MlpCostModel::persistent_tile_us)
+//              for a GEMM of more tiles than SMs at widths 128-256 or swapped, with the split-K and
+//              width left open too; false: one CTA per tile. MlpRunOptions::tune_persistent also
+//              times it.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
@@ -461,8 +463,11 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form in wide token
 // tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
 // faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
-// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for;
-// persistent CTAs only when asked for, in one part (the model times the form one CTA per tile).
+// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
+// Persistent CTAs (one part) are weighed beside one CTA per tile for a GEMM of more tiles than SMs,
+// unless the request says false, and not at width 96: the chains with a persistent 128x96 GEMM ran
+// 1.048x the same chains without (geomean of 44 pairs, H200 runs 114 and 116), where the other widths
+// ran 0.955-0.965x; asked for (persistent true), it is the only form weighed.
 template <class Extra>
 [[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
                                                     const GemmFormRequest& r, int group, Extra&& extra_us) {
@@ -471,14 +476,24 @@ template <class Extra>
   auto consider = [&](GemmOperands ops, int tile) {
     const bool swapped = ops == GemmOperands::swapped;
     const int64_t tiles = mlp_gemm_grid(GemmForm{ops, tile, 1, false}, m, n).size();
+    const bool asked_persistent = r.persistent.value_or(false);
+    const bool may_persist = asked_persistent || (r.persistent.value_or(true) && tiles > int64_t(sms) &&
+                                                  (swapped || tile != kMlpNarrowTileN) && r.split_k.value_or(1) == 1 &&
+                                                  !r.band_pairs.value_or(false) && !r.cta_pairs.value_or(false));
     for (int sp = 1; sp <= 8; ++sp) {
-      if (sp > 1 && r.persistent.value_or(false)) break;
+      if (sp > 1 && asked_persistent) break;
       if (r.split_k ? sp != *r.split_k : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
         continue;
-      const double us =
-          mlp_gemm_cost_us(model, MlpGemmShape{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0}, sms) +
-          extra_us(tiles, sp);
-      if (best.us < 0 || us < best.us) best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
+      for (const bool persistent : {false, true}) {
+        if (persistent ? !(may_persist && sp == 1) : asked_persistent) continue;
+        MlpGemmShape g{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0};
+        g.persistent = persistent;
+        const double us = mlp_gemm_cost_us(model, g, sms) + extra_us(tiles, sp);
+        if (best.us < 0 || us < best.us) {
+          best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
+          best.form.persistent = persistent;
+        }
+      }
     }
   };
   for (int w : kMlpTileWidths)
@@ -491,7 +506,7 @@ template <class Extra>
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
                          r.band_pairs.value_or(false);
-  best.form.persistent = r.persistent.value_or(false);
+  if (best.form.band_pairs) best.form.persistent = false;  // band pairs asked for: clusters do not persist
   return best;
 }
 }  // namespace detail
@@ -637,14 +652,13 @@ template <class Extra>
   p.launch = !none ? Gemm2Launch::pdl : opt.launch ? *opt.launch : one_wave ? Gemm2Launch::pdl : Gemm2Launch::after_gemm1;
   p.l2_prefetch_mb = opt.l2_prefetch_mb;
   p.l2_prefetch_kblocks = mlp_l2_prefetch_kblocks(p.l2_prefetch_mb, s.hidden, s.ffn, p.form2.split_k);
-  // The model's time for the chain it can describe (not CTA or band pairs, persistent CTAs, the L2
-  // prefetch or 32-token tiles).
+  // The model's time for the chain it can describe (not CTA or band pairs, the L2 prefetch or 32-token tiles).
   auto modeled = [](const GemmForm& f) {
-    return !f.cta_pairs && !f.band_pairs && !f.persistent && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
+    return !f.cta_pairs && !f.band_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
   };
   auto shape_of = [&](const GemmForm& f, int n, int k) {
     const bool swapped = f.operands == GemmOperands::swapped;
-    return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0};
+    return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0, f.persistent};
   };
   if (none && modeled(p.form1) && modeled(p.form2) && p.l2_prefetch_kblocks == 0)
     p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
@@ -702,7 +716,9 @@ struct FreeGemmPlan {
     p.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(m, have.narrow_swapped)), 1, false};
     p.form.split_k = r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(p.form, m, n).size(), k_tiles, sms));
   } else {
-    p.form = detail::mlp_pick_free_form(model, m, n, k, sms, r, p.group_m, [](int64_t, int) { return 0.0; }).form;
+    GemmFormRequest one_cta_per_tile = r;  // a free GEMM has no persistent form (its ops launch without the SM count)
+    one_cta_per_tile.persistent = false;
+    p.form = detail::mlp_pick_free_form(model, m, n, k, sms, one_cta_per_tile, p.group_m, [](int64_t, int) { return 0.0; }).form;
   }
   const bool narrow_swapped = p.form.operands == GemmOperands::swapped && p.form.tile == kMlpSwapTileN;
   if (narrow_swapped && !have.narrow_swapped)

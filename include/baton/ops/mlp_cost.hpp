@@ -26,6 +26,10 @@
 //   k-block, and it reads the weights from HBM once. Its tile has the shape and shared-memory stages
 //   of a plain 128 x T tile, so the plain fit's constants carry over; the op's tuning times it
 //   against the plain chains wherever the model would pick it.
+// - A persistent GEMM (MlpGemmShape::persistent: at most one CTA per SM, each looping over the tiles
+//   blockIdx.x, blockIdx.x + CTAs, ... of the order; one part per tile) assigns the tiles round-robin
+//   instead of to the SM that frees up first, and pays cta_us once per CTA plus persistent_tile_us
+//   for each further tile (its pipeline fill runs under the previous tile's epilogue).
 // - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
 //   instead of PDL-launched.
 // The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
@@ -54,6 +58,11 @@ struct MlpCostModel {
   // ... plus this per split-K part, per 128 columns: the last part to arrive reads every part's fp32
   // partial tile back (128 x 128 x 4 bytes at one SM's share of the memory system is ~1 us).
   double split_part_us = 0.714;
+  // A persistent CTA's cost per tile after its first: what of the start, fill and epilogue (cta_us) the
+  // loop does not hide. Fitted alone, the other constants held, to 878 chains with a persistent GEMM
+  // among the 2,324 the op's tuning timed on the H200 (runs 114 and 116, docs/mlp.md "Persistent
+  // CTAs"): their mean log error, relative to each shape's other chains, is 0 at 1.5 (+2.2% at cta_us).
+  double persistent_tile_us = 1.5;
   // kblock_fixed_us, sm_bytes_per_us, hbm_bytes_per_us and launch_us are held when refitting: a free
   // fit trades the first and last for cta_us (both to 0), and faster streaming or a slower HBM puts
   // decode chains on the HBM floor, where the model no longer tells widths and splits apart (GPT-3 at
@@ -89,6 +98,7 @@ struct MlpGemmShape {
   int split = 1;
   int group_m = 1;
   int swap_tokens = 0;
+  bool persistent = false;  // one CTA per SM looping over the tiles (split 1 only; see above)
 };
 
 inline constexpr int kMlpCostTileM = 128, kMlpCostTileK = 64;
@@ -111,7 +121,12 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
   const double mma = c.kblock_mma_us * double(g.swap_tokens) / 128.0;
   const double per_kb = (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   const int64_t longest = cdiv(kb, g.split);
-  double t = detail::equal_ctas_makespan_us(token_tiles * weight_tiles * g.split, sms, c.cta_us + double(longest) * per_kb);
+  const int64_t ctas = token_tiles * weight_tiles * g.split;
+  // Persistent (one part per tile): the busiest CTA loops over ceil(tiles / SMs) tiles.
+  const int64_t per_sm = cdiv(ctas, sms);
+  double t = g.persistent && g.split == 1
+                 ? c.cta_us + double(per_sm - 1) * c.persistent_tile_us + double(per_sm * longest) * per_kb
+                 : detail::equal_ctas_makespan_us(ctas, sms, c.cta_us + double(longest) * per_kb);
   if (g.split > 1) t += (c.split_reduce_us + c.split_part_us * g.split) * double(g.swap_tokens) / 128.0;
   const double bytes = double(g.n) * g.k * 2 + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
   const double hbm = bytes / c.hbm_bytes_per_us;
@@ -132,6 +147,25 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
     return (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   };
   const double full_kb = kblock_us(2), half_kb = kblock_us(1);
+  if (g.persistent && g.split == 1) {
+    // Round-robin: the tile at position i of the order goes to CTA i mod ctas.
+    const int64_t tiles = int64_t(rows) * cols;
+    const int ctas = int(tiles < sms ? tiles : sms);
+    std::vector<double> busy(size_t(ctas), c.cta_us - c.persistent_tile_us);
+    int64_t pos = 0;
+    double makespan = 0;
+    for (int r0 = 0; r0 < rows; r0 += group)
+      for (int col = 0; col < cols; ++col)
+        for (int r = r0; r < rows && r < r0 + group; ++r, ++pos) {
+          const int left = g.m - r * kMlpCostTileM;
+          double& b = busy[size_t(pos % ctas)];
+          b += c.persistent_tile_us + kb * (left <= kMlpCostTileM / 2 ? half_kb : full_kb);
+          if (b > makespan) makespan = b;
+        }
+    const double bytes = double(g.n) * g.k * 2 * double(cdiv(rows, group)) + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
+    const double hbm = bytes / c.hbm_bytes_per_us;
+    return makespan > hbm ? makespan : hbm;
+  }
   // The list schedule: a min-heap of the times at which each SM frees up.
   std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
   for (int i = 0; i < sms; ++i) free_at.push(0.0);
