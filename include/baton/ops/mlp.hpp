@@ -465,9 +465,9 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
 // candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
 // Persistent CTAs (one part) are weighed beside one CTA per tile for a GEMM of more tiles than SMs,
-// unless the request says false, and not at width 96: the chains with a persistent 128x96 GEMM ran
-// 1.048x the same chains without (geomean of 44 pairs, H200 runs 114 and 116), where the other widths
-// ran 0.955-0.965x; asked for (persistent true), it is the only form weighed.
+// unless the request says false, and not at width 96: a persistent 128x96 GEMM measured slower than
+// the same GEMM one CTA per tile, where the wider and swapped tiles measured faster (docs/mlp.md,
+// "Persistent CTAs"); asked for (persistent true), it is the only form weighed.
 template <class Extra>
 [[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
                                                     const GemmFormRequest& r, int group, Extra&& extra_us) {

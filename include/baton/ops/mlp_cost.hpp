@@ -59,9 +59,9 @@ struct MlpCostModel {
   // partial tile back (128 x 128 x 4 bytes at one SM's share of the memory system is ~1 us).
   double split_part_us = 0.714;
   // A persistent CTA's cost per tile after its first: what of the start, fill and epilogue (cta_us) the
-  // loop does not hide. Fitted alone, the other constants held, to 878 chains with a persistent GEMM
-  // among the 2,324 the op's tuning timed on the H200 (runs 114 and 116, docs/mlp.md "Persistent
-  // CTAs"): their mean log error, relative to each shape's other chains, is 0 at 1.5 (+2.2% at cta_us).
+  // loop does not hide. Fitted alone, the other constants held, so that the persistent chains the op's
+  // tuning timed have no mean error against the other chains of their shape (docs/mlp.md, "Persistent
+  // CTAs", has the fit and its data).
   double persistent_tile_us = 1.5;
   // kblock_fixed_us, sm_bytes_per_us, hbm_bytes_per_us and launch_us are held when refitting: a free
   // fit trades the first and last for cta_us (both to 0), and faster streaming or a slower HBM puts
