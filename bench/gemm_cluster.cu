@@ -123,20 +123,23 @@ struct Cutlass final : Runner {
 
 // baton's own GEMM (non-persistent, one CTA per tile, tiles in Grouped{8} order from the stage's
 // ticket), as ops::Mlp runs it without edges: ClusterM = 2 is the band pair (weights multicast).
-// Persistent: one CTA per SM looping over the tiles (GemmArguments::persistent_ctas).
-template <int TM, int TN, int CM, bool Persistent = false>
+// Persistent: one CTA per SM looping over the tiles (GemmArguments::persistent_ctas); StreamK: the
+// same CTAs sharing every tile's k-blocks evenly (GemmArguments::stream_k).
+template <int TM, int TN, int CM, bool Persistent = false, bool StreamK = false>
 struct Baton final : Runner {
   using Config = baton::sm90::GemmConfig<cute::Shape<cute::Int<TM>, cute::Int<TN>, cute::_64>,
                                          cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>, false,
                                          cutlass::layout::RowMajor, 1, CM>;
   using Stage = baton::Stage<baton::Grouped, baton::Outputs<>, baton::Inputs<>>;
-  std::string name_ = std::string(Persistent ? "baton-persistent-" : "baton-") + std::to_string(TM) + "x" +
-                      std::to_string(TN) + "-c" + std::to_string(CM) + "x1";
+  std::string name_ = std::string(StreamK ? "baton-streamk-" : Persistent ? "baton-persistent-" : "baton-") +
+                      std::to_string(TM) + "x" + std::to_string(TN) + "-c" + std::to_string(CM) + "x1";
   std::unique_ptr<baton::Chain> chain;
   void* ws = nullptr;
+  void* sk_ws = nullptr;
   baton::StageLaunch launch;
   ~Baton() override {
     if (ws) cudaFree(ws);
+    if (sk_ws) cudaFree(sk_ws);
   }
   const char* name() const override { return name_.c_str(); }
   int init(int m, int n, int k, const bf16* a, const bf16* b, bf16* d, int swizzle, int sms) override {
@@ -150,7 +153,16 @@ struct Baton final : Runner {
     auto bound = chain->bind(s, ws, chain->workspace_bytes(), baton::outs(), baton::ins());
     if (!bound.ok()) return std::fprintf(stderr, "%s\n", bound.error().to_string().c_str()), 1;
     baton::sm90::GemmArguments<Config> args{m, n, k, a, b, d};
-    if (Persistent) args.persistent_ctas = sms;
+    if (Persistent || StreamK) args.persistent_ctas = sms;
+    if (StreamK) {
+      using G = baton::sm90::Gemm<Config, Stage>;
+      args.stream_k = true;
+      if (sk_ws) cudaFree(sk_ws), sk_ws = nullptr;
+      CK(cudaMalloc(&sk_ws, G::split_workspace_bytes(args)));
+      args.split_workspace = sk_ws;
+      if (!G::clear_split_workspace(args, nullptr).ok()) return 1;
+      CK(cudaStreamSynchronize(nullptr));  // the counters, cleared on the legacy stream
+    }
     auto l = baton::sm90::Gemm<Config, Stage>::make_launch(bound.value(), args);
     if (!l.ok()) return std::fprintf(stderr, "%s\n", l.error().to_string().c_str()), 1;
     launch = l.value();
@@ -255,6 +267,7 @@ int main(int argc, char** argv) {
   int rounds = 15, iters = 10;
   std::vector<int> swizzles = {1, 8};
   const char* out = "gemm-cluster.csv";
+  std::vector<std::string> only;  // --only: variants whose name contains one of these (cuBLASLt always runs)
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", s.c_str()), std::exit(2), nullptr); };
@@ -264,9 +277,13 @@ int main(int argc, char** argv) {
     else if (s == "--iters") iters = std::atoi(next());
     else if (s == "--swizzle") swizzles = parse_list(next());
     else if (s == "--out") out = next();
+    else if (s == "--only") {
+      std::stringstream ss(next());
+      for (std::string t; std::getline(ss, t, ',');) only.push_back(t);
+    }
     else if (s == "--help" || s == "-h") {
       std::printf("usage: baton_bench_gemm_cluster [--m 256,512] [--nk n1,k1,n2,k2...] [--rounds R] [--iters I]\n"
-                  "                                [--swizzle 1,8] [--out file.csv]\n"
+                  "                                [--swizzle 1,8] [--only baton-streamk,baton-persistent] [--out file.csv]\n"
                   "Times D = A B^T (bf16) with CUTLASS's persistent cooperative and ping-pong kernels in several tile /\n"
                   "cluster shapes, and baton's GEMM, against cuBLASLt; writes one CSV row per (shape, variant).\n");
       return 0;
@@ -323,6 +340,9 @@ int main(int argc, char** argv) {
     cut.emplace_back(new Baton<128, 128, 1, true>);
     cut.emplace_back(new Baton<128, 256, 1, true>);
     cut.emplace_back(new Baton<128, 192, 1, true>);
+    cut.emplace_back(new Baton<128, 128, 1, false, true>);
+    cut.emplace_back(new Baton<128, 256, 1, false, true>);
+    cut.emplace_back(new Baton<128, 192, 1, false, true>);
     cut_swizzle.resize(cut.size(), s);
   }
   Lt lt;
@@ -344,7 +364,10 @@ int main(int argc, char** argv) {
       if (lt.init(m, n, k, a, b, dref, 1, sms)) return std::fprintf(stderr, "cuBLASLt init failed\n"), 1;
       vs.push_back({&lt, 0, "cublaslt", {}});
       for (size_t c = 0; c < cut.size(); ++c)
-        vs.push_back({cut[c].get(), cut_swizzle[c], std::string(cut[c]->name()) + "-s" + std::to_string(cut_swizzle[c]), {}});
+        if (only.empty() || std::any_of(only.begin(), only.end(), [&](const std::string& o) {
+              return std::string(cut[c]->name()).find(o) != std::string::npos;
+            }))
+          vs.push_back({cut[c].get(), cut_swizzle[c], std::string(cut[c]->name()) + "-s" + std::to_string(cut_swizzle[c]), {}});
       // Correctness: every CUTLASS variant against cuBLASLt.
       if (lt.run(st)) return 1;
       for (auto& v : vs) {

@@ -88,6 +88,9 @@ struct StageLaunch {
   // Persistent kernels: fewer CTAs than tiles, each looping over tiles without tickets (stages
   // without edges only; e.g. sm90::GemmArguments::persistent_ctas).
   bool loops_over_tiles = false;
+  // With loops_over_tiles: the most CTAs the kernel can use; 0 means the stage's tiles. Stream-K
+  // kernels share k-blocks, so up to tiles x k-blocks (sm90::GemmArguments::stream_k).
+  int64_t max_ctas = 0;
 };
 
 template <class... KParams, class... Args>
@@ -119,11 +122,12 @@ namespace detail {
       return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': ctas_per_tile must be >= 1, got " +
                                                 std::to_string(l.ctas_per_tile));
     if (l.loops_over_tiles) {
-      if (ctas < 1 || ctas > chain.stage(i).grid.size() || l.ctas_per_tile != 1)
+      const int64_t most = l.max_ctas > 0 ? l.max_ctas : chain.stage(i).grid.size();
+      if (ctas < 1 || ctas > most || l.ctas_per_tile != 1)
         return status(errc::invalid_argument, "stage '" + chain.stage(i).name + "': a persistent launch needs 1 to " +
-                                                  std::to_string(chain.stage(i).grid.size()) +
-                                                  " CTAs (its tiles) and one CTA per tile-part, got " +
-                                                  std::to_string(ctas) + " CTAs");
+                                                  std::to_string(most) +
+                                                  (l.max_ctas > 0 ? " CTAs (max_ctas)" : " CTAs (its tiles)") +
+                                                  " and one CTA per tile-part, got " + std::to_string(ctas) + " CTAs");
     } else if (ctas != chain.stage(i).grid.size() * int64_t(l.ctas_per_tile))
       return status(errc::invalid_argument,
                     "stage '" + chain.stage(i).name + "': launched with " + std::to_string(ctas) +

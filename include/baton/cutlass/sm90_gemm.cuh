@@ -95,6 +95,7 @@
 #include "baton/footprint.hpp"
 #include "baton/launch.cuh"
 #include "baton/split_k.hpp"
+#include "baton/stream_k.hpp"
 #include "baton/stage.hpp"
 #include "baton/status.hpp"
 #include "baton/tile.hpp"
@@ -246,6 +247,14 @@ struct GemmArguments {
   // only, no split-K, no clusters, no batch, no C source; the stage's ticket is not taken (no epoch)
   // and its trace stays empty.
   int persistent_ctas = 0;
+  // Stream-K (with persistent_ctas > 0, split_k 1): the k-blocks of all tiles, in the stage's order,
+  // shared evenly among the CTAs (baton/stream_k.hpp), so that a grid of fewer or not a whole
+  // number of waves of tiles keeps every SM busy to the end (96 tiles on 132 SMs: each CTA runs
+  // 0.73 of a tile instead of 36 SMs idling through a whole one). A tile shared by several CTAs is
+  // finished by the last to arrive, as under split-K: it needs split_workspace of
+  // split_workspace_bytes(args) bytes, counters cleared once (clear_split_workspace). Launches
+  // min(persistent_ctas, tiles x k-blocks) CTAs, which may be more than the tiles.
+  bool stream_k = false;
   // Batched GEMM: `batch` independent products sharing the weights, A [batch, m, k] and D [batch,
   // m, n] packed (batch strides m*k and m*n), B [n, k] read by every batch. The tile grid's z is
   // the batch (tile_grid), so a chain can name (row band, column, sequence) tiles as attention
@@ -296,13 +305,22 @@ constexpr size_t split_workspace_bytes(Grid g, int split_k, int tile_m, int tile
   if (split_k <= 1) return 0;
   return split_counters_bytes(g) + size_t(g.size()) * size_t(split_k) * size_t(tile_m) * size_t(tile_n) * sizeof(float);
 }
-// Zeroes a split-K workspace's counters (stream-ordered); `what` names the kernel in errors.
-[[nodiscard]] inline status clear_split_counters(int split_k, void* workspace, Grid g, cudaStream_t stream,
-                                                 const char* what) {
-  if (split_k <= 1) return {};
+// Stream-K's workspace: the counters, then two fp32 partial tiles per CTA (StreamK::slots).
+constexpr size_t stream_k_workspace_bytes(Grid g, int ctas, int tile_m, int tile_n) {
+  if (ctas <= 0) return 0;
+  return split_counters_bytes(g) + size_t(2) * size_t(ctas) * size_t(tile_m) * size_t(tile_n) * sizeof(float);
+}
+// Zeroes a workspace's counters (stream-ordered) when the kernel uses them (split-K or stream-K).
+[[nodiscard]] inline status clear_counters(bool used, void* workspace, Grid g, cudaStream_t stream, const char* what) {
+  if (!used) return {};
   if (workspace == nullptr)
     return status(errc::invalid_argument, std::string(what) + " clear_split_workspace: split_workspace is null");
   return cuda_status(cudaMemsetAsync(workspace, 0, split_counters_bytes(g), stream), "cudaMemsetAsync(split-K counters)");
+}
+// Zeroes a split-K workspace's counters (stream-ordered); `what` names the kernel in errors.
+[[nodiscard]] inline status clear_split_counters(int split_k, void* workspace, Grid g, cudaStream_t stream,
+                                                 const char* what) {
+  return clear_counters(split_k > 1, workspace, g, stream, what);
 }
 // The launch of a GemmKernel over `tiles` output tiles, split_k CTAs each: sets the kernel's shared
 // memory limit (once per call, not per launch) and returns the StageLaunch.
@@ -311,8 +329,20 @@ template <class Kernel>
                                                 const char* what);
 }  // namespace detail
 
+// The CTAs a stream-K GEMM launches (GemmArguments::stream_k; 0 without it).
+template <class Config>
+constexpr int stream_k_ctas(const GemmArguments<Config>& args) {
+  if (!args.stream_k || args.persistent_ctas <= 0) return 0;
+  return ::baton::stream_k_ctas(tile_grid<Config>(args.m, args.n, args.batch).size(), ceil_div(args.k, Config::tile_k),
+                                args.persistent_ctas);
+}
+
+// Bytes of GemmArguments::split_workspace: split-K's (split_k > 1) or stream-K's; 0 for neither.
 template <class Config>
 constexpr size_t split_workspace_bytes(const GemmArguments<Config>& args) {
+  if (args.stream_k)
+    return detail::stream_k_workspace_bytes(tile_grid<Config>(args.m, args.n), stream_k_ctas(args), Config::tile_m,
+                                            Config::tile_n);
   return detail::split_workspace_bytes(tile_grid<Config>(args.m, args.n), args.split_k, Config::tile_m, Config::tile_n);
 }
 
@@ -423,8 +453,10 @@ struct GemmKernel {
     cute::TmaDescriptor tail_b_desc{};
     int tail_tile_n = -1;
     uint32_t tail_b_missing_bytes = 0;
-    // GemmArguments::persistent_ctas > 0: every CTA loops over tiles (persistent_ below).
+    // GemmArguments::persistent_ctas > 0: every CTA loops over tiles (persistent_ below); with
+    // stream_k, over its share of all tiles' k-blocks (split_counters / split_partials its workspace).
     bool persistent = false;
+    bool stream_k = false;
   };
 
   // Whether this kernel has the persistent loop (GemmArguments::persistent_ctas).
@@ -642,12 +674,35 @@ struct GemmKernel {
   }
 
  private:
+  // This CTA's work in the persistent loop, one segment (a tile, or a run of its k-blocks) at a
+  // time: the positions blockIdx.x + j * gridDim.x of the stage's order, whole; or under stream-K
+  // its share of every tile's k-blocks (baton/stream_k.hpp). The load warp and the MMA warp groups
+  // walk the same sequence.
+  struct PersistentWork {
+    StreamKWalk walk;
+    bool stream_k;
+    int position, tiles;
+    CUTLASS_DEVICE PersistentWork(bool sk, int tiles_, int k_blocks)
+        : walk(StreamK{int64_t(tiles_) * k_blocks, k_blocks, int(gridDim.x)}, int(blockIdx.x)),
+          stream_k(sk),
+          position(int(blockIdx.x)),
+          tiles(tiles_) {}
+    CUTLASS_DEVICE bool next(StreamKSegment& seg) {
+      if (stream_k) return walk.next(seg);
+      if (position >= tiles) return false;
+      seg = StreamKSegment{position, 0, walk.sk.k_blocks, 0, 1};
+      position += int(gridDim.x);
+      return true;
+    }
+  };
+
   // The persistent loop (GemmArguments::persistent_ctas; kCanPersist stages only): the roles of
-  // operator() without waits, tickets or split-K, over the positions blockIdx.x + j * gridDim.x of
-  // the stage's order. The pipeline states run on across tiles, as in CUTLASS's persistent
-  // cooperative kernel: the load warp fills the slots the MMA warp groups free while they store the
-  // previous tile, and the epilogue's store pipeline orders each tile's shared-memory reuse after the
-  // previous tile's TMA stores have read it; its tail runs once, after the last tile.
+  // operator() without waits, tickets or split-K, over this CTA's segments (PersistentWork). The
+  // pipeline states run on across tiles, as in CUTLASS's persistent cooperative kernel: the load
+  // warp fills the slots the MMA warp groups free while they store the previous tile, and the
+  // epilogue's store pipeline orders each tile's shared-memory reuse after the previous tile's TMA
+  // stores have read it; its tail runs once, after the last tile. Under stream-K a segment that is
+  // part of a tile ends in stream_k_reduce_: the last of the tile's CTAs to arrive runs its epilogue.
   CUTLASS_DEVICE void persistent_(Params const& params, char* smem_buf) const {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
     if constexpr (kCanPersist) {
@@ -704,7 +759,7 @@ struct GemmKernel {
       Mainloop collective_mainloop;
       auto load_inputs = collective_mainloop.load_init(problem_shape_MNKL, params.mainloop);
       Tensor gA_mkl = get<0>(load_inputs);  // (BLK_M,BLK_K,m,k,l)
-      const int k_tile_count = int(size<3>(gA_mkl));
+      const int k_tiles_total = int(size<3>(gA_mkl));
       const int tiles = int(stage.grid.size());
       __syncthreads();  // pipeline barriers initialized before any role uses them
 
@@ -712,10 +767,12 @@ struct GemmKernel {
         ::cutlass::arch::warpgroup_reg_dealloc<LoadRegisterRequirement>();
         if (load_warp) {
           if constexpr (GridDependencyWait && !WeightsFirst) device::grid_dependency_wait();
-          for (int pos = int(blockIdx.x); pos < tiles; pos += int(gridDim.x)) {
-            const Tile t = stage.order(stage.grid, pos);
+          StreamKSegment seg;
+          for (PersistentWork work(params.stream_k, tiles, k_tiles_total); work.next(seg);) {
+            const Tile t = stage.order(stage.grid, seg.position);
             const auto blk_coord = make_coord(t.m, t.n, _, t.z);
-            auto k_tile_iter = cute::make_coord_iterator(idx2crd(0, shape<3>(gA_mkl)), shape<3>(gA_mkl));
+            const int k_tile_count = seg.k_count;
+            auto k_tile_iter = cute::make_coord_iterator(idx2crd(seg.k_begin, shape<3>(gA_mkl)), shape<3>(gA_mkl));
             const ABox a_box = t.m == params.tail_tile_m ? ABox{&params.tail_a_desc, params.tail_a_missing_bytes} : ABox{};
             const BBox b_box = t.n == params.tail_tile_n ? BBox{&params.tail_b_desc, params.tail_b_missing_bytes} : BBox{};
             if constexpr (GridDependencyWait && WeightsFirst) {
@@ -738,9 +795,11 @@ struct GemmKernel {
       } else {
         ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
         Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
-        for (int pos = int(blockIdx.x); pos < tiles; pos += int(gridDim.x)) {
-          const Tile t = stage.order(stage.grid, pos);
+        StreamKSegment seg;
+        for (PersistentWork work(params.stream_k, tiles, k_tiles_total); work.next(seg);) {
+          const Tile t = stage.order(stage.grid, seg.position);
           const auto blk_coord = make_coord(t.m, t.n, _, t.z);
+          const int k_tile_count = seg.k_count;
           auto accumulators = partition_fragment_C(tiled_mma, take<0, 2>(blk_shape));
           // As in operator(): a warp group whose 64-row half lies past m only frees the slots.
           const int half_row0 = int(get<0>(accumulator_coords_(tiled_mma, mma_thread_idx, accumulators)(0))) /
@@ -758,10 +817,14 @@ struct GemmKernel {
             collective_mainloop.mma_tail(mainloop_pipeline, mainloop_pipe_consumer_state, k_tile_count);
             mainloop_pipe_consumer_state.advance(k_tile_count);
           }
+          // Stream-K: a part of a tile; only the last of its CTAs to arrive goes on to the epilogue.
+          if (seg.parts > 1 && !stream_k_reduce_(params, accumulators, tiled_mma, t, seg, k_tiles_total, mma_thread_idx,
+                                                   shared_storage))
+            continue;
           if constexpr (Config::swiglu_pairs) {
             Assignment a{};
             a.tile = t;
-            a.position = pos;
+            a.position = seg.position;
             swiglu_store_and_post_(params, accumulators, tiled_mma, a, mma_thread_idx);
           } else {
             auto [epi_load_next, epi_store_next] = collective_epilogue.store(
@@ -844,15 +907,37 @@ struct GemmKernel {
   CUTLASS_DEVICE static bool split_reduce_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
                                            Assignment const& a, int part, int mma_thread_idx,
                                            SharedStorage& shared_storage) {
+    const int tile = params.stage.grid.linear(a.tile);
+    const int parts = params.split_k;
+    return reduce_parts_(params, acc, tiled_mma, a.tile, params.split_counters + tile, part, parts,
+                         [&](int p) { return size_t(tile) * size_t(parts) + size_t(p); }, mma_thread_idx,
+                         shared_storage);
+  }
+  // Stream-K: the same over the CTAs sharing the tile at seg.position (counter per position; part
+  // p's partial in the slot of CTA first_cta + p, StreamK::slot).
+  template <class Accumulators>
+  CUTLASS_DEVICE static bool stream_k_reduce_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
+                                              Tile const& t, StreamKSegment const& seg, int k_blocks,
+                                              int mma_thread_idx, SharedStorage& shared_storage) {
+    const StreamK sk{int64_t(params.stage.grid.size()) * k_blocks, k_blocks, int(gridDim.x)};
+    const int first = int(blockIdx.x) - seg.part;
+    return reduce_parts_(params, acc, tiled_mma, t, params.split_counters + seg.position, seg.part, seg.parts,
+                         [&](int p) { return size_t(sk.slot(first + p, seg.position)); }, mma_thread_idx,
+                         shared_storage);
+  }
+  // `parts` CTAs' partials of tile t, part `part` this CTA's, counted on `counter`; slot_of(p) is
+  // part p's partial tile in split_partials.
+  template <class Accumulators, class SlotOf>
+  CUTLASS_DEVICE static bool reduce_parts_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
+                                           Tile const& t, uint32_t* counter, int part, int parts, SlotOf const& slot_of,
+                                           int mma_thread_idx, SharedStorage& shared_storage) {
     using namespace cute;
     static_assert(int(size(Accumulators{})) == kAccumulators, "unexpected accumulator fragment");
     auto coords = accumulator_coords_(tiled_mma, mma_thread_idx, acc);
-    const int rows = int(get<0>(params.problem_shape)) - a.tile.m * Config::tile_m;
-    const int tile = params.stage.grid.linear(a.tile);
-    const int parts = params.split_k;
+    const int rows = int(get<0>(params.problem_shape)) - t.m * Config::tile_m;
     auto partial = [&](int p) {
       return reinterpret_cast<float2*>(params.split_partials) +
-             (size_t(tile) * size_t(parts) + size_t(p)) * size_t(kAccumulators / 2) * NumMmaThreads + mma_thread_idx;
+             slot_of(p) * size_t(kAccumulators / 2) * NumMmaThreads + mma_thread_idx;
     };
     float2* mine = partial(part);
     CUTLASS_PRAGMA_UNROLL
@@ -860,7 +945,6 @@ struct GemmKernel {
       if (get<0>(coords(2 * j)) < rows) mine[size_t(j) * NumMmaThreads] = make_float2(acc(2 * j), acc(2 * j + 1));
     ::cutlass::arch::NamedBarrier::sync(NumMmaThreads, ::cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
     if (mma_thread_idx == 0) {
-      uint32_t* counter = params.split_counters + tile;
       const uint32_t arrived = device::fetch_add_acq_rel_gpu(counter, 1u) + 1u;
       const bool last = arrived == uint32_t(parts);
       if (last) device::store_relaxed_gpu(counter, 0u);  // every part has arrived: nobody else touches it
@@ -1050,6 +1134,16 @@ class Gemm {
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": split_k=" + std::to_string(args.split_k) +
                                                 " needs a 16-byte aligned split_workspace of split_workspace_bytes() = " +
                                                 std::to_string(split_workspace_bytes(args)) + " bytes");
+    if (args.stream_k && (args.persistent_ctas <= 0 || args.split_k > 1))
+      return status(errc::invalid_argument, "sm90 GEMM " + dims + ": stream_k shares k-blocks among persistent CTAs: "
+                                                                  "it needs persistent_ctas > 0 and split_k = 1 (got " +
+                                                std::to_string(args.persistent_ctas) + ", " +
+                                                std::to_string(args.split_k) + ")");
+    if (args.stream_k && (args.split_workspace == nullptr || misaligned(args.split_workspace)))
+      return status(errc::invalid_argument, "sm90 GEMM " + dims +
+                                                ": stream_k needs a 16-byte aligned split_workspace of "
+                                                "split_workspace_bytes() = " +
+                                                std::to_string(split_workspace_bytes(args)) + " bytes");
     if (args.persistent_ctas < 0)
       return status(errc::invalid_argument, "sm90 GEMM " + dims + ": persistent_ctas must be >= 0 (0: one CTA per tile)");
     if (args.persistent_ctas > 0 && (!Kernel::kCanPersist || args.split_k > 1 || args.batch > 1))
@@ -1086,9 +1180,10 @@ class Gemm {
     p.next_weights = args.next_weights;
     p.split_k = args.split_k;
     p.persistent = args.persistent_ctas > 0;
+    p.stream_k = args.stream_k;
     if (p.persistent && stage.trace != nullptr)
       return status(errc::not_supported, "sm90 GEMM: persistent CTAs record no per-tile trace (unset the stage's trace)");
-    if (args.split_k > 1) {
+    if (args.split_k > 1 || args.stream_k) {
       auto* base = static_cast<unsigned char*>(args.split_workspace);
       p.split_counters = reinterpret_cast<uint32_t*>(base);
       p.split_partials = reinterpret_cast<float*>(base + detail::split_counters_bytes(stage.grid));
@@ -1101,16 +1196,16 @@ class Gemm {
     return p;
   }
 
-  // Bytes of split_workspace for args.split_k (0 without split): a counter per tile, then
-  // split_k fp32 partial tiles per tile.
+  // Bytes of split_workspace for args.split_k or args.stream_k (0 for neither): a counter per
+  // tile, then split_k fp32 partial tiles per tile (split-K) or two per CTA (stream-K).
   [[nodiscard]] static size_t split_workspace_bytes(const Arguments& args) {
     return ::baton::sm90::split_workspace_bytes<Config>(args);
   }
-  // Zeroes the split-K counters (stream-ordered). Once, before the workspace's first use; a
-  // completed run leaves them at zero.
+  // Zeroes the split-K / stream-K counters (stream-ordered). Once, before the workspace's first
+  // use; a completed run leaves them at zero.
   [[nodiscard]] static status clear_split_workspace(const Arguments& args, cudaStream_t stream) {
-    return detail::clear_split_counters(args.split_k, args.split_workspace, tile_grid<Config>(args.m, args.n), stream,
-                                        "sm90 GEMM");
+    return detail::clear_counters(args.split_k > 1 || args.stream_k, args.split_workspace,
+                                  tile_grid<Config>(args.m, args.n), stream, "sm90 GEMM");
   }
 
   // A launch for baton::launch_chain: one CTA per output tile, 384 threads, smem_bytes of
@@ -1122,8 +1217,11 @@ class Gemm {
     if (!launched.ok()) return launched.error();
     StageLaunch l = std::move(launched.value());
     if (args.persistent_ctas > 0) {
-      l.grid = dim3(unsigned(std::min<int64_t>(stage.grid.size(), args.persistent_ctas)));
+      l.grid = dim3(unsigned(args.stream_k ? int64_t(stream_k_ctas(args))
+                                           : std::min<int64_t>(stage.grid.size(), args.persistent_ctas)));
       l.loops_over_tiles = true;
+      // Stream-K may run more CTAs than tiles (each at least one k-block).
+      if (args.stream_k) l.max_ctas = int64_t(stage.grid.size()) * ceil_div(args.k, Config::tile_k);
     }
     if constexpr (Config::cluster_size > 1) {
       auto* kernel = &gemm_kernel<Kernel>;

@@ -308,6 +308,138 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
     EXPECT_NE(l.error().message().find("persistent CTAs"), std::string::npos) << l.error().to_string();
   }
 }
+// Stream-K (GemmArguments::stream_k): the persistent CTAs share every tile's k-blocks evenly
+// (baton/stream_k.hpp), the last of a tile's CTAs to arrive adds the parts and stores it. Against
+// the reference for 1, 7, 37 and 132 CTAs and more CTAs than tiles (capped at tiles x k-blocks),
+// ragged and decode bands; a second run is bit-identical (the parts are added in a fixed order and
+// the counters return to zero); SwiGLU pairs; refused without persistent CTAs, with split-K and
+// without a workspace.
+TEST_F(Sm90Gemm, StreamKMatchesReference) {
+  using bt::gemm::PlainStage;
+  using G = sm90::Gemm<Config, PlainStage>;
+  for (const GemmShape s : {GemmShape{"m300_tail_box64", 300, 392, 136}, GemmShape{"m1000_ragged", 1000, 392, 136},
+                            GemmShape{"m17_decode", 17, 520, 344}, GemmShape{"m384_k2048", 384, 1024, 2048},
+                            GemmShape{"m129_tail_box8", 129, 256, 520}}) {
+    const Grid g = sm90::tile_grid<Config>(s.m, s.n);
+    const int k_blocks = (s.k + Config::tile_k - 1) / Config::tile_k;
+    Chain chain;
+    auto a = chain.add_stage("gemm", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    const auto x = random_bf16(size_t(s.m) * s.k, 41, 1.f);
+    const auto w = random_bf16(size_t(s.n) * s.k, 42, 1.f / std::sqrt(float(s.k)));
+    auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w.size()), dd = bt::dev_alloc<bf16>(size_t(s.m) * s.n);
+    upload(dx.get(), x);
+    upload(dw.get(), w);
+    const auto ref = reference_gemm(x, w, s.m, s.n, s.k, 1.f);
+    for (int ctas : {1, 7, 37, 132, 100000}) {
+      Args args{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
+      args.persistent_ctas = ctas;
+      args.stream_k = true;
+      const int64_t want_ctas = std::min<int64_t>(ctas, g.size() * int64_t(k_blocks));
+      EXPECT_EQ(sm90::stream_k_ctas(args), want_ctas);
+      auto sk_ws = bt::dev_alloc<unsigned char>(G::split_workspace_bytes(args));
+      args.split_workspace = sk_ws.get();
+      BT_ASSERT_OK(G::clear_split_workspace(args, stream));
+      std::vector<bf16> first;
+      for (int run = 0; run < 2; ++run) {
+        poison(dd.get(), size_t(s.m) * s.n);
+        auto l = bt::gemm::plain_launch(st.value(), args);
+        ASSERT_TRUE(l.ok()) << l.error().to_string();
+        EXPECT_TRUE(l.value().loops_over_tiles);
+        EXPECT_EQ(int64_t(l.value().grid.x), want_ctas);
+        BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+        auto got = download(dd.get(), size_t(s.m) * s.n);
+        BT_CUDA(cudaGetLastError());
+        if (run == 0) {
+          const Error err = compare(got, ref);
+          EXPECT_EQ(err.nonfinite, 0u) << s.name << " with " << ctas << " stream-K CTAs";
+          EXPECT_LT(err.rel_frobenius, 1e-2) << s.name << " with " << ctas << " stream-K CTAs";
+          first = got;
+        } else {
+          EXPECT_EQ(scaled_mismatches(got, first, 1.f), 0u) << s.name << " with " << ctas
+                                                            << " stream-K CTAs: the second run differs";
+        }
+      }
+    }
+    BT_ASSERT_OK(check_errors(chain, ws, stream));
+  }
+  // SwiGLU pairs: the parts are added before the pair epilogue.
+  {
+    const int m = 200, f = 344, k = 520;
+    const Grid g = sm90::tile_grid<bt::gemm::SwiConfig>(m, 2 * f);
+    Chain chain;
+    auto a = chain.add_stage("gate_up", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok());
+    const auto x = random_bf16(size_t(m) * k, 43, 1.f);
+    const auto w1 = random_bf16(size_t(2 * f) * k, 44, 1.f / std::sqrt(float(k)));
+    auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w1.size()), dh = bt::dev_alloc<bf16>(size_t(m) * f);
+    upload(dx.get(), x);
+    upload(dw.get(), w1);
+    std::vector<float> one_per_tile;
+    for (int ctas : {0, 5, 132}) {
+      poison(dh.get(), size_t(m) * f);
+      bt::gemm::SwiArgs args{m, 2 * f, k, dx.get(), dw.get(), dh.get()};
+      args.persistent_ctas = ctas;
+      args.stream_k = ctas > 0;
+      bt::dev_ptr<unsigned char> sk_ws;
+      if (ctas > 0) {
+        sk_ws = bt::dev_alloc<unsigned char>(sm90::Gemm<bt::gemm::SwiConfig, PlainStage>::split_workspace_bytes(args));
+        args.split_workspace = sk_ws.get();
+        BT_ASSERT_OK((sm90::Gemm<bt::gemm::SwiConfig, PlainStage>::clear_split_workspace(args, stream)));
+      }
+      auto l = bt::gemm::swiglu_plain_launch(st.value(), args);
+      ASSERT_TRUE(l.ok()) << l.error().to_string();
+      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      auto got = download(dh.get(), size_t(m) * f);
+      if (ctas == 0) {
+        for (bf16 v : got) one_per_tile.push_back(float(v));
+      } else {
+        const Error err = compare(got, one_per_tile);
+        EXPECT_EQ(err.nonfinite, 0u) << "SwiGLU with " << ctas << " stream-K CTAs";
+        EXPECT_LT(err.rel_frobenius, 1e-2) << "SwiGLU with " << ctas << " stream-K CTAs";
+      }
+    }
+  }
+  // Refused: without persistent CTAs, with split-K, without a workspace.
+  {
+    const int m = 64, n = 256, k = 512;
+    const Grid g = sm90::tile_grid<Config>(m, n);
+    Chain chain;
+    auto a = chain.add_stage("gemm", g, Grouped{8});
+    BT_ASSERT_OK(chain.validate());
+    bt::dev_ptr<unsigned char> wsh;
+    void* ws = workspace(chain, wsh);
+    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
+    ASSERT_TRUE(st.ok());
+    auto dx = bt::dev_alloc<bf16>(size_t(m) * k), dw = bt::dev_alloc<bf16>(size_t(n) * k), dd = bt::dev_alloc<bf16>(size_t(m) * n);
+    auto big = bt::dev_alloc<unsigned char>(1 << 22);
+    Args args{m, n, k, dx.get(), dw.get(), dd.get()};
+    args.stream_k = true;
+    args.split_workspace = big.get();
+    auto l = bt::gemm::plain_launch(st.value(), args);
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.error().message().find("persistent_ctas > 0"), std::string::npos) << l.error().to_string();
+    args.persistent_ctas = 8;
+    args.split_k = 2;
+    l = bt::gemm::plain_launch(st.value(), args);
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.error().message().find("split_k = 1"), std::string::npos) << l.error().to_string();
+    args.split_k = 1;
+    args.split_workspace = nullptr;
+    l = bt::gemm::plain_launch(st.value(), args);
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.error().message().find("stream_k needs a 16-byte aligned split_workspace"), std::string::npos)
+        << l.error().to_string();
+  }
+}
 // ---- (b) two chained GEMMs ---------------------------------------------------------------------
 
 struct ChainShape {
