@@ -91,12 +91,12 @@ using namespace baton_bench::mlp;
 namespace {
 
 // A GEMM's form as the CSV's `tiles` column writes it: 128x96, 128x96p (CTA pairs), 128x192b (band pairs), swap128x160,
-// with a P for persistent CTAs (128x128P, swap128x208P).
+// with a P for persistent CTAs (128x128P, swap128x208P) and an S for stream-K (128x256S).
 std::string op_form(const ops::GemmForm& f) {
   return (f.operands == ops::GemmOperands::swapped
               ? "swap128x" + std::to_string(f.tile)
               : "128x" + std::to_string(f.tile) + (f.cta_pairs ? "p" : f.band_pairs ? "b" : "")) +
-         (f.persistent ? "P" : "");
+         (f.stream_k ? "S" : f.persistent ? "P" : "");
 }
 
 // Returns false on a fatal error (the CUDA context is unusable); failed variants give rows with correct = 0.

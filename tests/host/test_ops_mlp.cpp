@@ -530,6 +530,73 @@ TEST(OpsMlpPlan, PersistentCtasOnRequest) {
       << f.error().message();
 }
 
+// Stream-K (GemmFormRequest::stream_k): persistent CTAs sharing every tile's k-blocks. Asked for,
+// the GEMM takes it in one part (a swapped one keeps its token tile) and the model describes it;
+// left open, the plan does not pick it; the contradictions and the waiting policies are refused.
+TEST(OpsMlpPlan, StreamKOnRequest) {
+  const MlpShape gpt3{257, 12288, 6144, Activation::gelu};
+  baton::ops::MlpOptions o;
+  o.policy = MlpPolicy::none;
+  o.gemm1.stream_k = true;
+  o.gemm1.tile = 128;
+  auto p = plan_mlp(gpt3, 132, o);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_TRUE(p.value().form1.persistent && p.value().form1.stream_k);
+  EXPECT_FALSE(p.value().form2.stream_k);
+  EXPECT_EQ(p.value().form1.split_k, 1);
+  EXPECT_GT(p.value().expected_us, 0.0) << "the cost model describes stream-K";
+  EXPECT_NE(p.value().log_line().find("tiles 128x128 stream-K/"), std::string::npos) << p.value().log_line();
+  // A width left open: the model's, in one part.
+  baton::ops::MlpOptions open = o;
+  open.gemm1.tile.reset();
+  open.gemm2.stream_k = true;
+  for (int m : {1, 129, 257, 1025}) {
+    auto q = plan_mlp(MlpShape{m, 12288, 6144, Activation::gelu}, 132, open);
+    ASSERT_TRUE(q.ok()) << q.error().to_string();
+    EXPECT_TRUE(q.value().form1.stream_k && q.value().form2.stream_k) << q.value().log_line();
+    EXPECT_TRUE(q.value().form1.persistent && q.value().form2.persistent) << q.value().log_line();
+    EXPECT_EQ(q.value().form1.split_k, 1) << q.value().log_line();
+  }
+  // Swapped and asked for: its token tile stays.
+  baton::ops::MlpOptions sw = o;
+  sw.gemm1 = {GemmOperands::swapped, 144, {}, {}, {}, {}, true};
+  auto s = plan_mlp(gpt3, 132, sw);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_TRUE(s.value().form1.stream_k && s.value().form1.persistent);
+  EXPECT_EQ(s.value().form1.operands, GemmOperands::swapped);
+  EXPECT_EQ(s.value().form1.tile, 144);
+  // Left open: never.
+  for (int m : {1, 129, 257, 1025, 2048}) {
+    auto d = plan_mlp(MlpShape{m, 12288, 6144, Activation::gelu}, 132);
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(d.value().form1.stream_k || d.value().form2.stream_k) << d.value().log_line();
+  }
+  auto refused = [&](const baton::ops::MlpOptions& r, baton::errc code, const std::string& what) {
+    auto e = plan_mlp(gpt3, 132, r);
+    ASSERT_FALSE(e.ok()) << what;
+    EXPECT_EQ(e.error().code(), code);
+    EXPECT_NE(e.error().message().find(what), std::string::npos) << e.error().message();
+  };
+  baton::ops::MlpOptions row = o;
+  row.policy = MlpPolicy::row;
+  refused(row, baton::errc::not_supported, "gemm1 persistent CTAs need policy none, stream-K too");
+  baton::ops::MlpOptions contradiction = o;
+  contradiction.gemm1.persistent = false;
+  refused(contradiction, baton::errc::invalid_argument, "stream_k runs persistent CTAs; persistent = false contradicts it");
+  baton::ops::MlpOptions split = o;
+  split.gemm1.split_k = 2;
+  refused(split, baton::errc::not_supported, "stream-K shares each tile's k-blocks by itself; split_k 2");
+  baton::ops::MlpOptions pairs = o;
+  pairs.gemm1.tile = 96;
+  pairs.gemm1.cta_pairs = true;
+  refused(pairs, baton::errc::not_supported, "gemm1 persistent CTAs are for GEMMs without clusters");
+  baton::ops::GemmFormRequest free_sk;
+  free_sk.stream_k = true;
+  auto f = baton::ops::plan_free_gemm(300, 1032, 440, 132, free_sk);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("stream-K (stream_k) too"), std::string::npos) << f.error().message();
+}
+
 // A kernel set without the optional forms (MlpKernelForms: baton::mlp_kernels built without
 // -DBATON_MLP_EXTRA_KERNELS=ON): a request that needs one is refused by name with the option that
 // adds it, whatever else the plan would choose; the plan never picks one on its own, so without a
@@ -960,6 +1027,31 @@ TEST(OpsMlpCost, APersistentCtaPaysItsStartOnce) {
   const double one_per_tile = mlp_gemm_cost_us(c, split, 132);
   split.persistent = true;
   EXPECT_NEAR(mlp_gemm_cost_us(c, split, 132), one_per_tile, 1e-9);
+}
+
+// Stream-K: the k-block work of all tiles over the CTAs, the start once, one further tile per CTA
+// whose range straddles two, and the partial tiles' traffic. A whole wave of tiles runs as it would
+// one CTA per tile; 96 tiles on 132 SMs take 96/132 of a tile's k-blocks plus that overhead.
+TEST(OpsMlpCost, StreamKSharesTheLastWave) {
+  MlpCostModel c;
+  c.hbm_bytes_per_us = 1e12;
+  auto cost = [&](int cols, bool stream_k, int swap = 0) {
+    MlpGemmShape g{128, cols * 128, 8192, 128, 1, 1, swap};
+    g.persistent = stream_k;
+    g.stream_k = stream_k;
+    return mlp_gemm_cost_us(c, g, 132);
+  };
+  EXPECT_NEAR(cost(132, true), cost(132, false), 1e-9);
+  const double tile = cost(96, false) - c.cta_us;  // one tile's 128 k-blocks
+  EXPECT_NEAR(cost(96, true), c.cta_us + tile * 96.0 / 132.0 + c.persistent_tile_us + c.stream_k_fixup_us, 1e-9);
+  EXPECT_LT(cost(96, true), cost(96, false));
+  EXPECT_LT(cost(140, true), cost(140, false)) << "a second wave of 8 tiles";
+  EXPECT_LT(cost(96, true, 144), cost(96, false, 144)) << "swapped";
+  // Without the persistent flag stream_k means nothing.
+  MlpGemmShape g{128, 96 * 128, 8192, 128, 1, 1};
+  const double plain = mlp_gemm_cost_us(c, g, 132);
+  g.stream_k = true;
+  EXPECT_NEAR(mlp_gemm_cost_us(c, g, 132), plain, 1e-9);
 }
 
 // A last row band of <= 64 rows runs one MMA warp group: its CTAs cost about half (compute-bound).

@@ -21,18 +21,18 @@ TEST(MlpOptionsText, RoundTripsEveryField) {
   MlpOptions o;
   o.policy = baton::ops::MlpPolicy::kblock;
   o.gemm1 = {baton::ops::GemmOperands::plain, 96, 3, true, {}, {}};
-  o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}, false, true};
+  o.gemm2 = {baton::ops::GemmOperands::swapped, 160, 2, {}, false, true, true};
   o.group_m = 4;
   o.l2_prefetch_mb = 24;
   o.launch = baton::ops::Gemm2Launch::after_gemm1;
   const std::string text = baton::ops::mlp_options_to_string(o);
-  EXPECT_EQ(text, "policy=kblock;gemm1=plain/96/3/1/auto/auto;gemm2=swapped/160/2/auto/0/1;group_m=4;l2_prefetch_mb=24;"
-                  "launch=after_gemm1");
+  EXPECT_EQ(text, "policy=kblock;gemm1=plain/96/3/1/auto/auto/auto;gemm2=swapped/160/2/auto/0/1/1;group_m=4;"
+                  "l2_prefetch_mb=24;launch=after_gemm1");
   auto back = baton::ops::mlp_options_from_string(text);
   ASSERT_TRUE(back.ok()) << back.error().to_string();
   EXPECT_EQ(back.value(), o);
   EXPECT_EQ(baton::ops::mlp_options_to_string(MlpOptions{}),
-            "policy=auto;gemm1=auto/auto/auto/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/auto;group_m=auto;"
+            "policy=auto;gemm1=auto/auto/auto/auto/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/auto/auto;group_m=auto;"
             "l2_prefetch_mb=0;"
             "launch=auto");
   EXPECT_EQ(baton::ops::mlp_options_from_string(baton::ops::mlp_options_to_string(MlpOptions{})).value(), MlpOptions{});
@@ -51,6 +51,12 @@ TEST(MlpOptionsText, RoundTripsEveryField) {
   ASSERT_TRUE(five.ok()) << five.error().to_string();
   EXPECT_TRUE(five.value().gemm1.band_pairs.value_or(false));
   EXPECT_FALSE(five.value().gemm1.persistent.has_value());
+  // One written before stream-K (six parts) too, stream_k left empty.
+  auto six = baton::ops::mlp_options_from_string(
+      "policy=none;gemm1=plain/192/1/auto/auto/1;gemm2=auto/auto/auto/auto/auto/0;group_m=4;l2_prefetch_mb=0;launch=pdl");
+  ASSERT_TRUE(six.ok()) << six.error().to_string();
+  EXPECT_TRUE(six.value().gemm1.persistent.value_or(false));
+  EXPECT_FALSE(six.value().gemm1.stream_k.has_value());
 }
 
 TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
@@ -69,21 +75,25 @@ TEST(MlpOptionsText, RefusesBadTextNamingTheField) {
   bad_int.replace(bad_int.find("group_m=auto"), 12, "group_m=x2");
   expect_bad(bad_int, "group_m = 'x2' is malformed");
   std::string bad_gemm = good;
-  bad_gemm.replace(bad_gemm.find("gemm2=auto/auto/auto/auto/auto/auto"), 35, "gemm2=diagonal/auto/auto/auto/auto");
+  bad_gemm.replace(bad_gemm.find("gemm2=auto/auto/auto/auto/auto/auto/auto"), 40, "gemm2=diagonal/auto/auto/auto/auto");
   expect_bad(bad_gemm, "gemm2 = 'diagonal/auto/auto/auto/auto' is malformed");
   std::string short_gemm = good;
-  short_gemm.replace(short_gemm.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=plain/128");
+  short_gemm.replace(short_gemm.find("gemm1=auto/auto/auto/auto/auto/auto/auto"), 40, "gemm1=plain/128");
   expect_bad(short_gemm, "gemm1 = 'plain/128' is malformed");
   std::string bad_band = good;
-  bad_band.replace(bad_band.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/yes");
+  bad_band.replace(bad_band.find("gemm1=auto/auto/auto/auto/auto/auto/auto"), 40, "gemm1=auto/auto/auto/auto/yes");
   expect_bad(bad_band, "gemm1 = 'auto/auto/auto/auto/yes' is malformed (a GEMM: "
-                       "operands/tile/split_k/cta_pairs/band_pairs/persistent");
+                       "operands/tile/split_k/cta_pairs/band_pairs/persistent/stream_k");
   std::string bad_persistent = good;
-  bad_persistent.replace(bad_persistent.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/auto/2");
+  bad_persistent.replace(bad_persistent.find("gemm1=auto/auto/auto/auto/auto/auto/auto"), 40, "gemm1=auto/auto/auto/auto/auto/2");
   expect_bad(bad_persistent, "gemm1 = 'auto/auto/auto/auto/auto/2' is malformed");
   std::string long_gemm = good;
-  long_gemm.replace(long_gemm.find("gemm1=auto/auto/auto/auto/auto/auto"), 35, "gemm1=auto/auto/auto/auto/auto/auto/auto");
-  expect_bad(long_gemm, "gemm1 = 'auto/auto/auto/auto/auto/auto/auto' is malformed");
+  long_gemm.replace(long_gemm.find("gemm1=auto/auto/auto/auto/auto/auto/auto"), 40, "gemm1=auto/auto/auto/auto/auto/auto/auto/auto");
+  expect_bad(long_gemm, "gemm1 = 'auto/auto/auto/auto/auto/auto/auto/auto' is malformed");
+  std::string bad_stream_k = good;
+  bad_stream_k.replace(bad_stream_k.find("gemm2=auto/auto/auto/auto/auto/auto/auto"), 40,
+                       "gemm2=auto/auto/auto/auto/auto/auto/sk");
+  expect_bad(bad_stream_k, "gemm2 = 'auto/auto/auto/auto/auto/auto/sk' is malformed");
   expect_bad("policy=row;gemm1", "'gemm1' is not name=value");
 }
 

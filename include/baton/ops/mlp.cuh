@@ -363,9 +363,14 @@ namespace detail {
 // stages: its split-K workspace size, whether its shape fits, and its launch without semaphores
 // (after_grid: the PDL-launched form that waits with griddepcontrol.wait before its loads of the
 // previous kernel's output). `can` checks the shape and pointers with the split-K workspace in place
-// (split_bytes of it). persistent_ctas > 0: at most that many CTAs, each looping over tiles
-// (sm90::GemmArguments::persistent_ctas; GemmForm::persistent). Mlp builds both its GEMMs this way;
-// other ops their GEMMs without edges (plain_gemm_in_form).
+// (split_bytes of it). Persistence::ctas > 0: at most that many CTAs, each looping over tiles
+// (sm90::GemmArguments::persistent_ctas; GemmForm::persistent), sharing every tile's k-blocks with
+// stream_k (GemmForm::stream_k). Mlp builds both its GEMMs this way; other ops their GEMMs without
+// edges (plain_gemm_in_form).
+struct Persistence {
+  int ctas = 0;
+  bool stream_k = false;
+};
 struct FormedGemm {
   size_t split_bytes = 0;
   status unformed;  // a plan no kernel implements (checked first)
@@ -374,10 +379,11 @@ struct FormedGemm {
 };
 template <class Config, class Launch>
 FormedGemm formed_gemm(sm90::GemmArguments<Config> a, int split_k, const sm90::NextWeights& next, Launch launch,
-                       int persistent_ctas = 0) {
+                       Persistence persistence = {}) {
   a.split_k = split_k;
   a.next_weights = next;
-  a.persistent_ctas = persistent_ctas;
+  a.persistent_ctas = persistence.ctas;
+  a.stream_k = persistence.ctas > 0 && persistence.stream_k;
   FormedGemm g;
   g.split_bytes = sm90::split_workspace_bytes(a);
   g.can = [a](void* ws) mutable {
@@ -407,10 +413,10 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
   if (f.persistent && sms < 1)
     return unformed_gemm(status(errc::invalid_argument, what + ": persistent CTAs need the SM count (got " +
                                                             std::to_string(sms) + ")"));
-  const int persistent_ctas = f.persistent ? sms : 0;
+  const Persistence persistence{f.persistent ? sms : 0, f.stream_k};
   auto form = [&](auto config, auto launch) {
     using C = typename decltype(config)::type;
-    return formed_gemm(sm90::GemmArguments<C>{m, n, k, a, w, d}, f.split_k, {}, launch, persistent_ctas);
+    return formed_gemm(sm90::GemmArguments<C>{m, n, k, a, w, d}, f.split_k, {}, launch, persistence);
   };
   auto swapped_wide = [&](auto tokens) {
     constexpr int T = decltype(tokens)::value;
@@ -418,7 +424,7 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
                        [](const auto& st, const auto& args, bool after_grid) {
                          return after_grid ? K::template down_swapped_wide_after_grid<T>(st, args)
                                            : K::template down_swapped_wide<T>(st, args);
-                       }, persistent_ctas);
+                       }, persistence);
   };
   const bool swapped = f.operands == GemmOperands::swapped;
   if (swapped && f.tile == kMlpSwapSlimTileN) return swapped_wide(std::integral_constant<int, kMlpSwapSlimTileN>{});
@@ -435,7 +441,7 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
       return formed_gemm(sm90::GemmArguments<SwapDownConfig>{n, m, k, w, a, d}, f.split_k, {},
                          [](const auto& st, const auto& args, bool after_grid) {
                            return after_grid ? K::down_swapped_after_grid(st, args) : K::down_swapped(st, args);
-                         }, persistent_ctas);
+                         }, persistence);
     else
       return unformed_gemm(mlp_missing_kernels(what + " swapped in 32-token tiles"));
   }
@@ -522,6 +528,10 @@ struct MlpRunOptions {
   // SMs: the planned forms with GEMM1, GEMM2 or both persistent, and every pair of plain widths with
   // its GEMMs of more tiles than SMs persistent (docs/mlp.md, "Persistent CTAs").
   bool tune_persistent = true;
+  // Tuning also tries stream-K (GemmFormRequest::stream_k) on each GEMM whose tiles are not a whole
+  // number of waves: the planned forms with GEMM1, GEMM2 or both stream-K, and every pair of plain
+  // widths with both (docs/mlp.md, "Stream-K").
+  bool tune_stream_k = true;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the
   // plan found before. tune_cache_file: a file loaded before the lookup and saved after a new result,
@@ -615,6 +625,7 @@ class Mlp {
       if (!device.ok()) return device.error().with_context("baton::ops::mlp tuning");
       key = mlp_tune_key(shape, o.plan, device.value(), tuning_forms);
       if (!o.tune_persistent) key += ";tune_persistent=0";  // fewer candidates: not another tuning's result
+      if (!o.tune_stream_k) key += ";tune_stream_k=0";
       if (!o.tune_cache_file.empty()) BATON_TRY(TuneCache::global().load(o.tune_cache_file).with_context("baton::ops::mlp tuning"));
       if (auto hit = TuneCache::global().find(key)) {
         auto cached = mlp_options_from_string(*hit);
@@ -655,7 +666,7 @@ class Mlp {
       return c;
     };
     auto plain = [](int tile, const GemmFormRequest& r) {
-      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs, r.band_pairs, r.persistent};
+      return GemmFormRequest{GemmOperands::plain, tile, r.split_k, r.cta_pairs, r.band_pairs, r.persistent, r.stream_k};
     };
     std::vector<MlpOptions> cands = {none_with([](MlpOptions&) {})};
     if (rows > 1) {  // with one row of tiles every order below is the same chain
@@ -790,8 +801,50 @@ class Mlp {
           }));
         }
     }
+    // Stream-K (tune_stream_k) on the GEMMs whose tiles leave their last wave less than 90% full (or
+    // make less than one): the planned forms (GEMM1, GEMM2, both), then every pair of plain widths
+    // with both GEMMs stream-K where they qualify.
+    if (o.tune_stream_k && bp.policy == MlpPolicy::none) {
+      const int n1 = shape.act == Activation::swiglu ? 2 * shape.ffn : shape.ffn;
+      auto quantized = [&](const GemmForm& f, int n) {
+        const int64_t last = detail::mlp_gemm_grid(f, shape.m, n).size() % int64_t(sms);
+        return last != 0 && double(last) < 0.9 * double(sms);
+      };
+      auto may_stream = [&](const GemmFormRequest& r) {
+        return may_persist(r) && r.stream_k.value_or(true);
+      };
+      auto streamed = [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true, true}; };
+      auto as_planned = [](const GemmForm& f) {
+        return GemmFormRequest{f.operands, f.tile, f.split_k, f.cta_pairs, f.band_pairs, f.persistent, f.stream_k};
+      };
+      const bool s1 = quantized(bp.form1, n1) && !bp.form1.cta_pairs && !bp.form1.band_pairs && !bp.form1.stream_k &&
+                      may_stream(asked.gemm1);
+      const bool s2 = quantized(bp.form2, shape.hidden) && !bp.form2.cta_pairs && !bp.form2.band_pairs &&
+                      !bp.form2.stream_k && may_stream(asked.gemm2);
+      for (int which = 1; which <= 3; ++which) {
+        if (((which & 1) && !s1) || ((which & 2) && !s2)) continue;
+        cands.push_back(none_with([&](MlpOptions& c) {
+          c.gemm1 = (which & 1) ? streamed(bp.form1) : as_planned(bp.form1);
+          c.gemm2 = (which & 2) ? streamed(bp.form2) : as_planned(bp.form2);
+        }));
+      }
+      for (int t1 : kMlpTileWidths)
+        for (int t2 : kMlpTileWidths) {
+          const GemmForm f1{GemmOperands::plain, t1, 1, false}, f2{GemmOperands::plain, t2, 1, false};
+          const bool q1 = quantized(f1, n1) && may_stream(asked.gemm1);
+          const bool q2 = quantized(f2, shape.hidden) && may_stream(asked.gemm2);
+          if (!q1 && !q2) continue;
+          cands.push_back(none_with([&](MlpOptions& c) {
+            c.gemm1 = q1 ? streamed(f1) : plain(t1, asked.gemm1);
+            c.gemm2 = q2 ? streamed(f2) : plain(t2, asked.gemm2);
+          }));
+        }
+    }
     if (bp.form1.persistent || bp.form2.persistent)
-      cands.push_back(none_with([](MlpOptions& c) { c.gemm1.persistent = c.gemm2.persistent = false; }));
+      cands.push_back(none_with([](MlpOptions& c) {
+        c.gemm1.persistent = c.gemm2.persistent = false;
+        c.gemm1.stream_k = c.gemm2.stream_k = false;
+      }));
     // The planned chain with GEMM2's launch the other way (PDL or after GEMM1).
     if (bp.policy == MlpPolicy::none)
       cands.push_back(none_with([&](MlpOptions& c) {
@@ -832,7 +885,9 @@ class Mlp {
       char buf[192];
       const MlpPlan& mp = ms[i]->plan_;
       auto swapped = [](const GemmForm& f) { return f.operands == GemmOperands::swapped; };
-      auto mark = [](const GemmForm& f) { return f.cta_pairs ? "p" : f.band_pairs ? "b" : f.persistent ? "P" : ""; };
+      auto mark = [](const GemmForm& f) {
+        return f.cta_pairs ? "p" : f.band_pairs ? "b" : f.stream_k ? "S" : f.persistent ? "P" : "";
+      };
       std::snprintf(buf, sizeof buf, "%s%s/Grouped{%d}/%s%d%s,%s%d%s/s%d.%d%s%s %.1f us", tried.empty() ? "" : ", ",
                     to_string(mp.policy), mp.group_m, swapped(mp.form1) ? "swapped 128x" : "128x", mp.form1.tile,
                     mark(mp.form1), swapped(mp.form2) ? "swapped 128x" : "128x",
@@ -868,18 +923,19 @@ class Mlp {
     const auto* x = static_cast<const bf16*>(t.x);
     const auto* w1 = static_cast<const bf16*>(t.w1);
     auto* y = static_cast<bf16*>(t.y);
-    const int persistent_ctas = plan_.form1.persistent ? sms_ : 0;  // GemmForm::persistent: one CTA per SM
+    // GemmForm::persistent: one CTA per SM (sharing every tile's k-blocks with GemmForm::stream_k).
+    const detail::Persistence persistence{plan_.form1.persistent ? sms_ : 0, plan_.form1.stream_k};
     auto form = [&](auto config, auto launch) {
       using C = typename decltype(config)::type;
       return detail::formed_gemm(sm90::GemmArguments<C>{s.m, n1, s.hidden, x, w1, y}, plan_.form1.split_k, next, launch,
-                                 persistent_ctas);
+                                 persistence);
     };
     using namespace mlp_kernels;
     auto swapped_wide = [&](auto tokens) {
       constexpr int T = decltype(tokens)::value;
       return detail::formed_gemm(sm90::GemmArguments<SwapUpConfigT<Act, T>>{n1, s.m, s.hidden, w1, x, y}, plan_.form1.split_k, next,
                      [](const auto& st, const auto& a, bool) { return Kernels::template up_swapped_wide<T>(st, a); },
-                     persistent_ctas);
+                     persistence);
     };
     const GemmForm& f = plan_.form1;
     const bool swapped = f.operands == GemmOperands::swapped;
@@ -894,7 +950,7 @@ class Mlp {
       if constexpr (Act == Activation::gelu && kernel_forms.narrow_swapped) {
         if (f.tile == kMlpSwapTileN)
           return detail::formed_gemm(sm90::GemmArguments<SwapGeluConfig>{n1, s.m, s.hidden, w1, x, y}, f.split_k, next,
-                         [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); }, persistent_ctas);
+                         [](const auto& st, const auto& a, bool) { return Kernels::up_swapped(st, a); }, persistence);
       } else if constexpr (Act == Activation::gelu) {
         if (f.tile == kMlpSwapTileN) return detail::unformed_gemm(mlp_missing_kernels("baton::ops::mlp: gemm1 swapped in 32-token tiles"));
       }

@@ -80,6 +80,7 @@ struct GemmForm {
   bool cta_pairs = false;  // plain 96-wide tiles as 1 x 2 clusters multicasting A
   bool band_pairs = false; // plain 192-wide tiles as 2 x 1 clusters multicasting the weights
   bool persistent = false; // one CTA per SM, each looping over tiles (sm90::GemmArguments::persistent_ctas)
+  bool stream_k = false;   // with persistent: the CTAs share every tile's k-blocks (sm90::GemmArguments::stream_k)
   friend bool operator==(const GemmForm&, const GemmForm&) = default;
 };
 
@@ -114,6 +115,11 @@ struct GemmForm {
 //              for a GEMM of more tiles than SMs at widths 128-256 or swapped, with the split-K and
 //              width left open too; false: one CTA per tile. MlpRunOptions::tune_persistent also
 //              times it.
+//   stream_k   true: persistent CTAs that share the k-blocks of all the GEMM's tiles evenly
+//              (sm90::GemmArguments::stream_k), so that a grid that is not a whole number of waves
+//              keeps every SM busy to its end; a tile shared by several CTAs is summed by the last
+//              of them. Implies persistent (false there is refused); the same conditions. Empty /
+//              false: off (the plan does not pick it); MlpRunOptions::tune_stream_k times it.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
@@ -123,6 +129,7 @@ struct GemmFormRequest {
   // A default member initializer, so that a brace list of the five fields before it (code written
   // before this one existed) stays free of -Wmissing-field-initializers.
   std::optional<bool> persistent{};
+  std::optional<bool> stream_k{};
   friend bool operator==(const GemmFormRequest&, const GemmFormRequest&) = default;
 };
 
@@ -284,7 +291,7 @@ struct MlpPlan {
       return (f.operands == GemmOperands::swapped
                  ? "swapped 128x" + std::to_string(f.tile) + " (" + swapped_as + ")"
                  : "128x" + std::to_string(f.tile) + (f.cta_pairs ? " pairs" : "") + (f.band_pairs ? " band pairs" : "")) +
-             (f.persistent ? " persistent" : "");
+             (f.stream_k ? " stream-K" : f.persistent ? " persistent" : "");
     };
     return "baton::ops::mlp m=" + std::to_string(shape.m) + " h=" + std::to_string(shape.hidden) +
            " f=" + std::to_string(shape.ffn) + " " + to_string(shape.act) + ": policy " + to_string(policy) +
@@ -318,17 +325,18 @@ inline MlpPolicy mlp_auto_policy(const MlpShape& s, const Grid& gemm1, int sms, 
 }
 
 // MlpOptions as text and back, for the tuning cache (baton/ops/tuner.hpp): every field, a GEMM's
-// request as operands/tile/split_k/cta_pairs/band_pairs/persistent with `auto` for an empty field:
-// "policy=none;gemm1=swapped/160/2/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/1;group_m=auto;l2_prefetch_mb=0;launch=pdl".
-// Parsing refuses unknown, missing or malformed fields, naming them; a request of four or five parts
-// (cache files written before band pairs or persistent CTAs) leaves the missing fields empty.
+// request as operands/tile/split_k/cta_pairs/band_pairs/persistent/stream_k with `auto` for an empty
+// field: "policy=none;gemm1=swapped/160/2/auto/auto/auto/auto;gemm2=auto/auto/auto/auto/auto/1/0;group_m=auto;
+// l2_prefetch_mb=0;launch=pdl". Parsing refuses unknown, missing or malformed fields, naming them; a
+// request of four to six parts (cache files written before band pairs, persistent CTAs or stream-K)
+// leaves the missing fields empty.
 namespace detail {
 inline std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "auto"; }
 inline std::string opt_text(const std::optional<bool>& v) { return v ? (*v ? "1" : "0") : "auto"; }
 inline std::string request_text(const GemmFormRequest& r) {
   return std::string(r.operands ? to_string(*r.operands) : "auto") + "/" + opt_text(r.tile) + "/" +
          opt_text(r.split_k) + "/" + opt_text(r.cta_pairs) + "/" + opt_text(r.band_pairs) + "/" +
-         opt_text(r.persistent);
+         opt_text(r.persistent) + "/" + opt_text(r.stream_k);
 }
 inline bool parse_opt_bool(const std::string& v, std::optional<bool>& out) {
   if (v == "auto") out.reset();
@@ -352,7 +360,7 @@ inline bool parse_request(const std::string& v, GemmFormRequest& r) {
   size_t p = 0;
   for (size_t q; (q = v.find('/', p)) != std::string::npos; p = q + 1) parts.push_back(v.substr(p, q - p));
   parts.push_back(v.substr(p));
-  if (parts.size() < 4 || parts.size() > 6) return false;
+  if (parts.size() < 4 || parts.size() > 7) return false;
   if (parts[0] == "auto") r.operands.reset();
   else if (parts[0] == "plain") r.operands = GemmOperands::plain;
   else if (parts[0] == "swapped") r.operands = GemmOperands::swapped;
@@ -361,8 +369,10 @@ inline bool parse_request(const std::string& v, GemmFormRequest& r) {
   if (!parse_opt_bool(parts[3], r.cta_pairs)) return false;
   r.band_pairs.reset();
   r.persistent.reset();
+  r.stream_k.reset();
   if (parts.size() >= 5 && !parse_opt_bool(parts[4], r.band_pairs)) return false;
-  return parts.size() < 6 || parse_opt_bool(parts[5], r.persistent);
+  if (parts.size() >= 6 && !parse_opt_bool(parts[5], r.persistent)) return false;
+  return parts.size() < 7 || parse_opt_bool(parts[6], r.stream_k);
 }
 }  // namespace detail
 
@@ -416,7 +426,8 @@ inline result<MlpOptions> mlp_options_from_string(const std::string& text) {
     }
     if (!ok)
       return bad(k + " = '" + v +
-                 "' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs/persistent, each 'auto' or a value)");
+                 "' is malformed (a GEMM: operands/tile/split_k/cta_pairs/band_pairs/persistent/stream_k, each 'auto' or "
+                 "a value)");
     seen |= 1u << i;
   }
   for (int i = 0; i < kFields; ++i)
@@ -476,7 +487,8 @@ template <class Extra>
   auto consider = [&](GemmOperands ops, int tile) {
     const bool swapped = ops == GemmOperands::swapped;
     const int64_t tiles = mlp_gemm_grid(GemmForm{ops, tile, 1, false}, m, n).size();
-    const bool asked_persistent = r.persistent.value_or(false);
+    const bool asked_stream_k = r.stream_k.value_or(false);
+    const bool asked_persistent = r.persistent.value_or(false) || asked_stream_k;
     const bool may_persist = asked_persistent || (r.persistent.value_or(true) && tiles > int64_t(sms) &&
                                                   (swapped || tile != kMlpNarrowTileN) && r.split_k.value_or(1) == 1 &&
                                                   !r.band_pairs.value_or(false) && !r.cta_pairs.value_or(false));
@@ -488,10 +500,12 @@ template <class Extra>
         if (persistent ? !(may_persist && sp == 1) : asked_persistent) continue;
         MlpGemmShape g{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0};
         g.persistent = persistent;
+        g.stream_k = persistent && asked_stream_k;
         const double us = mlp_gemm_cost_us(model, g, sms) + extra_us(tiles, sp);
         if (best.us < 0 || us < best.us) {
           best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
           best.form.persistent = persistent;
+          best.form.stream_k = g.stream_k;
         }
       }
     }
@@ -506,7 +520,7 @@ template <class Extra>
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
                          r.band_pairs.value_or(false);
-  if (best.form.band_pairs) best.form.persistent = false;  // band pairs asked for: clusters do not persist
+  if (best.form.band_pairs) best.form.persistent = best.form.stream_k = false;  // clusters do not persist
   return best;
 }
 }  // namespace detail
@@ -576,11 +590,17 @@ template <class Extra>
       if (r.band_pairs.value_or(false))
         return status(errc::not_supported, g + "band pairs need policy none (the op has no band-pair kernels that wait "
                                                "or post), got policy " + to_string(p.policy));
-      if (r.persistent.value_or(false))
-        return status(errc::not_supported, g + "persistent CTAs need policy none (a looping CTA would hold its SM while "
-                                               "waiting for tiles of another), got policy " + to_string(p.policy));
+      if (r.persistent.value_or(false) || r.stream_k.value_or(false))
+        return status(errc::not_supported, g + "persistent CTAs need policy none, stream-K too (a looping CTA would "
+                                               "hold its SM while waiting for tiles of another), got policy " +
+                                               to_string(p.policy));
     }
-    if (r.persistent.value_or(false)) {
+    if (r.stream_k.value_or(false) && !r.persistent.value_or(true))
+      return status(errc::invalid_argument, g + "stream_k runs persistent CTAs; persistent = false contradicts it");
+    if (r.stream_k.value_or(false) && r.split_k.value_or(1) != 1)
+      return status(errc::not_supported, g + "stream-K shares each tile's k-blocks by itself; split_k " +
+                                             std::to_string(*r.split_k) + " must be left open or 1");
+    if (r.persistent.value_or(false) || r.stream_k.value_or(false)) {
       if (r.split_k.value_or(1) != 1)
         return status(errc::not_supported, g + "persistent CTAs run each tile in one part; split_k " +
                                                std::to_string(*r.split_k) + " needs one CTA per tile-part");
@@ -613,7 +633,8 @@ template <class Extra>
     const bool narrow_swap = !first || s.act == Activation::gelu;
     if (r.operands == GemmOperands::swapped) {
       best.form = GemmForm{GemmOperands::swapped, r.tile.value_or(mlp_swap_tile(s.m, narrow_swap)), 1, false};
-      best.form.persistent = r.persistent.value_or(false);
+      best.form.stream_k = r.stream_k.value_or(false);
+      best.form.persistent = r.persistent.value_or(false) || best.form.stream_k;
       best.form.split_k = best.form.persistent
                               ? 1
                               : r.split_k.value_or(choose_split_k(detail::mlp_gemm_grid(best.form, s.m, n).size(), k_tiles, sms));
@@ -658,7 +679,8 @@ template <class Extra>
   };
   auto shape_of = [&](const GemmForm& f, int n, int k) {
     const bool swapped = f.operands == GemmOperands::swapped;
-    return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0, f.persistent};
+    return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0,
+                        f.persistent, f.stream_k};
   };
   if (none && modeled(p.form1) && modeled(p.form2) && p.l2_prefetch_kblocks == 0)
     p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
@@ -706,9 +728,9 @@ struct FreeGemmPlan {
   if (r.band_pairs.value_or(false))
     return status(errc::not_supported, dims + "band pairs (GemmFormRequest::band_pairs) are the MLP op's GEMM1 / GEMM2 "
                                               "forms; a free GEMM has none");
-  if (r.persistent.value_or(false))
+  if (r.persistent.value_or(false) || r.stream_k.value_or(false))
     return status(errc::not_supported, dims + "persistent CTAs (GemmFormRequest::persistent) are the MLP op's GEMM1 / "
-                                              "GEMM2 forms; a free GEMM has none");
+                                              "GEMM2 forms, stream-K (stream_k) too; a free GEMM has none");
   FreeGemmPlan p;
   p.group_m = mlp_group_m(Grid{ceil_div(m, kMlpTileM), 1, 1});
   const MlpCostModel model{};

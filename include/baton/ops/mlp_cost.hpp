@@ -30,6 +30,10 @@
 //   blockIdx.x, blockIdx.x + CTAs, ... of the order; one part per tile) assigns the tiles round-robin
 //   instead of to the SM that frees up first, and pays cta_us once per CTA plus persistent_tile_us
 //   for each further tile (its pipeline fill runs under the previous tile's epilogue).
+// - A stream-K GEMM (MlpGemmShape::stream_k, with persistent) shares the k-blocks of all tiles evenly
+//   among min(SMs, tiles x k-blocks) CTAs: each runs the total k-block work over the CTAs, cta_us
+//   once, persistent_tile_us per further tile it touches, and stream_k_fixup_us per 128 columns for
+//   the partial tiles it writes and the parts it sums (docs/mlp.md, "Stream-K").
 // - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
 //   instead of PDL-launched.
 // The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
@@ -63,6 +67,9 @@ struct MlpCostModel {
   // tuning timed have no mean error against the other chains of their shape (docs/mlp.md, "Persistent
   // CTAs", has the fit and its data).
   double persistent_tile_us = 1.5;
+  // A stream-K CTA's partial-tile traffic per 128 columns: its own partial written, the parts of
+  // the tile it finishes read back (about three of split_part_us). Not fitted yet.
+  double stream_k_fixup_us = 2.1;
   // kblock_fixed_us, sm_bytes_per_us, hbm_bytes_per_us and launch_us are held when refitting: a free
   // fit trades the first and last for cta_us (both to 0), and faster streaming or a slower HBM puts
   // decode chains on the HBM floor, where the model no longer tells widths and splits apart (GPT-3 at
@@ -99,6 +106,7 @@ struct MlpGemmShape {
   int group_m = 1;
   int swap_tokens = 0;
   bool persistent = false;  // one CTA per SM looping over the tiles (split 1 only; see above)
+  bool stream_k = false;    // with persistent: the CTAs share all tiles' k-blocks (see above)
 };
 
 inline constexpr int kMlpCostTileM = 128, kMlpCostTileK = 64;
@@ -107,6 +115,19 @@ namespace detail {
 // The makespan of `ctas` CTAs of `per_cta_us` each (equal CTAs: the list schedule is round-robin).
 inline double equal_ctas_makespan_us(int64_t ctas, int sms, double per_cta_us) {
   return double((ctas + sms - 1) / sms) * per_cta_us;
+}
+// Stream-K: `work_us` of k-block work over `tiles` tiles of `k_blocks` each, shared by
+// min(sms, tiles x k_blocks) CTAs; `columns` the tile's computed columns (its partial tile's size).
+inline double stream_k_makespan_us(const MlpCostModel& c, int64_t tiles, int64_t k_blocks, double work_us, int sms,
+                                   int columns) {
+  const int64_t it = tiles * k_blocks;
+  const int64_t ctas = it < sms ? it : sms;
+  if (ctas < 1) return 0;
+  // Tiles a CTA touches: its share of tiles, one more where its range straddles a tile boundary.
+  const int64_t touched = (tiles + ctas - 1) / ctas + (tiles % ctas != 0 ? 1 : 0);
+  const bool shared = tiles % ctas != 0;
+  return c.cta_us + work_us / double(ctas) + double(touched - 1) * c.persistent_tile_us +
+         (shared ? c.stream_k_fixup_us * double(columns) / 128.0 : 0.0);
 }
 }  // namespace detail
 
@@ -124,7 +145,9 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
   const int64_t ctas = token_tiles * weight_tiles * g.split;
   // Persistent (one part per tile): the busiest CTA loops over ceil(tiles / SMs) tiles.
   const int64_t per_sm = cdiv(ctas, sms);
-  double t = g.persistent && g.split == 1
+  double t = g.persistent && g.split == 1 && g.stream_k
+                 ? detail::stream_k_makespan_us(c, ctas, kb, double(ctas * kb) * per_kb, sms, g.swap_tokens)
+             : g.persistent && g.split == 1
                  ? c.cta_us + double(per_sm - 1) * c.persistent_tile_us + double(per_sm * longest) * per_kb
                  : detail::equal_ctas_makespan_us(ctas, sms, c.cta_us + double(longest) * per_kb);
   if (g.split > 1) t += (c.split_reduce_us + c.split_part_us * g.split) * double(g.swap_tokens) / 128.0;
@@ -147,6 +170,14 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
     return (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   };
   const double full_kb = kblock_us(2), half_kb = kblock_us(1);
+  if (g.persistent && g.split == 1 && g.stream_k) {
+    double work = 0;
+    for (int r = 0; r < rows; ++r) work += double(cols) * kb * (g.m - r * kMlpCostTileM <= kMlpCostTileM / 2 ? half_kb : full_kb);
+    const double t = detail::stream_k_makespan_us(c, int64_t(rows) * cols, kb, work, sms, g.tile_n);
+    const double bytes = double(g.n) * g.k * 2 * double(cdiv(rows, group)) + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
+    const double hbm = bytes / c.hbm_bytes_per_us;
+    return t > hbm ? t : hbm;
+  }
   if (g.persistent && g.split == 1) {
     // Round-robin: the tile at position i of the order goes to CTA i mod ctas.
     const int64_t tiles = int64_t(rows) * cols;
