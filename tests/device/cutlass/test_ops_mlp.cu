@@ -17,6 +17,8 @@
 //   * GEMM1 prefetching W2 into L2 (sm90::NextWeights): part of W2, all of it, off;
 //   * the swapped GEMMs (W x activations^T, the output column-major) in 32-, 160-, 192- and 224-token
 //     tiles, one or several (a ragged last one): ragged, split-K, PDL and plain paths;
+//   * persistent CTAs and stream-K (GemmFormRequest::persistent / stream_k) on either GEMM or both,
+//     with few SMs (each CTA loops over many tiles) and the full SM count;
 //   * per-shape tuning (MlpRunOptions::tune): the op it keeps is correct;
 //   * the legacy stream 0 for create(), tuning and enqueue (OpsMlpStreams);
 //   * shape and argument errors reported by create() / can_implement before anything runs;
@@ -141,6 +143,8 @@ struct Case {
   int expect_bands = -1;  // the plan's band pairs: GEMM1 + 2 x GEMM2 (-1: not checked)
   int persist = 0;          // GemmFormRequest::persistent: GEMM1 + 2 x GEMM2 asked to persist
   int expect_persist = -1;  // the plan's persistent GEMMs, GEMM1 + 2 x GEMM2 (-1: not checked)
+  int stream = 0;           // GemmFormRequest::stream_k: GEMM1 + 2 x GEMM2 asked for stream-K
+  int expect_stream = -1;   // the plan's stream-K GEMMs, GEMM1 + 2 x GEMM2 (-1: not checked)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -194,6 +198,7 @@ void OpsMlp::run_case(const Case& c) {
   auto request = [&](int split, int tile, int swap, int which) {
     ops::GemmFormRequest r;
     if (c.persist & which) r.persistent = true;
+    if (c.stream & which) r.stream_k = true;
     if (split > 0) r.split_k = split;
     if (tile > 0) r.tile = tile;
     if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
@@ -244,6 +249,8 @@ void OpsMlp::run_case(const Case& c) {
     EXPECT_EQ(int(plan.form1.band_pairs) + 2 * int(plan.form2.band_pairs), c.expect_bands) << plan.log_line();
   if (c.expect_persist >= 0)
     EXPECT_EQ(int(plan.form1.persistent) + 2 * int(plan.form2.persistent), c.expect_persist) << plan.log_line();
+  if (c.expect_stream >= 0)
+    EXPECT_EQ(int(plan.form1.stream_k) + 2 * int(plan.form2.stream_k), c.expect_stream) << plan.log_line();
 
   double max_ref = 0, ref_sq = 0;
   for (size_t i = 0; i < size_t(m) * h; ++i) {
@@ -394,6 +401,39 @@ INSTANTIATE_TEST_SUITE_P(
                       persist_case("gelu_none_persist12_fullsms_m200", G, 200, 3, 0, 0, -1, 0),
                       [] {
                         Case c{"swiglu_tuned_persist_8sms_m1000", S, 1000, 520, 344, Auto, 0, 0, 0, 8, true};
+                        return c;
+                      }()),
+    case_name);
+
+// Stream-K (GemmFormRequest::stream_k): the persistent CTAs share every tile's k-blocks. With 8 SMs
+// and the full SM count (more CTAs than tiles: several CTAs per tile), either GEMM or both, ragged
+// H = 520 / F = 344, every plain width, GEMM2 PDL-launched and after GEMM1, swapped GEMMs, one band
+// (m = 1, 65), and tuning with the stream-K candidates.
+Case stream_case(const char* name, Activation a, int m, int stream, int t1 = 0, int t2 = 0, int pdl = -1,
+                 int sms = 8, int swap = 0) {
+  Case c = persist_case(name, a, m, 0, t1, t2, pdl, sms, swap);
+  c.stream = stream;
+  c.expect_stream = stream;
+  c.expect_persist = stream;
+  return c;
+}
+INSTANTIATE_TEST_SUITE_P(
+    StreamK, OpsMlp,
+    ::testing::Values(stream_case("gelu_none_stream12_m1000", G, 1000, 3),
+                      stream_case("swiglu_none_stream12_m1000", S, 1000, 3),
+                      stream_case("gelu_none_stream1_pdl_m1000", G, 1000, 1, 128, 128, 1),
+                      stream_case("swiglu_none_stream2_pdl_m1000", S, 1000, 2, 128, 128, 1),
+                      stream_case("swiglu_none_stream12_after_m300", S, 300, 3, 128, 128, 0),
+                      stream_case("gelu_none_stream12_96x192_m777", G, 777, 3, 96, 192),
+                      stream_case("swiglu_none_stream12_256x96_m777", S, 777, 3, 256, 96),
+                      stream_case("gelu_none_stream12_swap208_m1000", G, 1000, 3, 208, 208, -1, 8, 1),
+                      stream_case("swiglu_none_stream12_swap160_m300", S, 300, 3, 160, 160, -1, 0, 1),
+                      stream_case("gelu_none_stream12_m1", G, 1, 3, 0, 0, -1, 0),
+                      stream_case("swiglu_none_stream12_m65", S, 65, 3, 0, 0, -1, 0),
+                      stream_case("gelu_none_stream12_fullsms_m200", G, 200, 3, 0, 0, -1, 0),
+                      stream_case("swiglu_none_stream12_fullsms_m257", S, 257, 3, 0, 0, 1, 0),
+                      [] {
+                        Case c{"gelu_tuned_stream_m257", G, 257, 520, 344, Auto, 0, 0, 0, 0, true};
                         return c;
                       }()),
     case_name);
