@@ -37,6 +37,7 @@ struct Args {
   int cta_pairs = 0;           // baton-auto's GemmFormRequest::cta_pairs for both GEMMs (0: off, the op's default; 1: tuning tries them)
   int band_pairs = 1;          // baton-auto's tuning tries band pairs (MlpRunOptions::tune_band_pairs; 1, the op's default)
   int persistent = 1;          // baton-auto's tuning tries persistent CTAs (MlpRunOptions::tune_persistent; 1, the op's default)
+  int stream_k = 1;            // baton-auto's tuning tries stream-K (MlpRunOptions::tune_stream_k; 1, the op's default)
   int pdl = -1;                // baton-auto's MlpOptions::launch (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int sync_overhead = 0;       // 1: only the wait path's cost, GEMM2 with every semaphore posted (sync-overhead-*)
@@ -55,6 +56,7 @@ inline void usage() {
       "usage: baton_bench_mlp [--preset gpt3|llama] [--m M1,M2,...] [--hidden H] [--ffn F] [--act gelu|swiglu]\n"
       "                       [--split-k auto|S1,S2] [--group-m auto|G] [--l2-prefetch-mb MB] [--swap-gemm2 auto|0|1]\n"
       "                       [--swap-gemm1 auto|0|1] [--cta-pairs 0|1] [--band-pairs 0|1] [--persistent 0|1]\n"
+      "                       [--stream-k 0|1]\n"
       "                       [--pdl auto|0|1]\n"
       "                       [--breakdown 0|1] [--sync-overhead 0|1] [--reps R]\n"
       "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
@@ -85,6 +87,8 @@ inline void usage() {
       "                       multicasting the weights) from two row bands on (default 1, the op's default)\n"
       "  --persistent 0|1     baton-auto's tuning also tries persistent CTAs (one CTA per SM looping over tiles)\n"
       "                       on GEMMs of more tiles than SMs (default 1, the op's default)\n"
+      "  --stream-k 0|1       baton-auto's tuning also tries stream-K (persistent CTAs sharing every tile's\n"
+      "                       k-blocks) where a GEMM's tiles leave its last wave part-empty (default 1)\n"
       "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
       "                       (default auto: PDL when GEMM1 runs in one wave; tuning times the other too)\n"
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"
@@ -161,6 +165,8 @@ inline bool parse(int argc, char** argv, Args& a) {
       if (!int_opt(0, 1, a.band_pairs)) return false;
     } else if (k == "--persistent") {
       if (!int_opt(0, 1, a.persistent)) return false;
+    } else if (k == "--stream-k") {
+      if (!int_opt(0, 1, a.stream_k)) return false;
     } else if (k == "--pdl") {
       if (std::string(v) == "auto") a.pdl = -1;
       else if (!int_opt(0, 1, a.pdl)) return false;

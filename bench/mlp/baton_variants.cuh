@@ -120,6 +120,7 @@ struct OpMlp {
     o.tune_cta_pairs = a.cta_pairs == 1;  // --cta-pairs 1: tuning also weighs them against the rest
     o.tune_band_pairs = a.band_pairs == 1;  // --band-pairs 1: the same for the 128x192 band pairs
     o.tune_persistent = a.persistent == 1;  // --persistent 1: the same for persistent CTAs
+    o.tune_stream_k = a.stream_k == 1;      // --stream-k 1: the same for stream-K
     o.watchdog_ns = kWatchdogNs;
     o.tune = tune;  // per-shape: times the candidate plans, keeps the fastest (logged)
     const ops::MlpTensors t{p.x, p.w1, p.w2, p.y, p.z};
