@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -102,6 +103,18 @@ size_t scaled_mismatches(const std::vector<bf16>& got, const std::vector<bf16>& 
 
 // ---- fixture ------------------------------------------------------------------------------------
 
+// Bounds every wait in these tests: a sync bug reports through the error record instead of hanging.
+const BindOptions kBind{5'000'000'000ull};
+
+// A chain of one stage without edges, its workspace and the bound stage: what the persistent and
+// stream-K tests launch a GEMM on.
+struct OneStage {
+  Chain chain;
+  bt::dev_ptr<unsigned char> wsh;
+  void* ws = nullptr;
+  bt::gemm::PlainStage stage{};
+};
+
 class Sm90Gemm : public bt::DeviceTest {
  protected:
   template <class T>
@@ -116,10 +129,25 @@ class Sm90Gemm : public bt::DeviceTest {
     EXPECT_TRUE(initialize_workspace(chain, holder.get(), chain.workspace_bytes(), stream, 0).ok());
     return holder.get();
   }
+  // OneStage over `g` (tiles in Grouped{8} order), validated, initialized and bound; null after a
+  // reported failure.
+  std::unique_ptr<OneStage> bind_plain(const char* name, Grid g) {
+    auto o = std::make_unique<OneStage>();
+    auto a = o->chain.add_stage(name, g, Grouped{8});
+    if (auto v = o->chain.validate(); !v.ok()) {
+      ADD_FAILURE() << v.to_string();
+      return nullptr;
+    }
+    o->ws = workspace(o->chain, o->wsh);
+    auto st = o->chain.bind(a, o->ws, o->chain.workspace_bytes(), outs(), ins(), kBind);
+    if (!st.ok()) {
+      ADD_FAILURE() << st.error().to_string();
+      return nullptr;
+    }
+    o->stage = st.value();
+    return o;
+  }
 };
-
-// Bounds every wait in these tests: a sync bug reports through the error record instead of hanging.
-const BindOptions kBind{5'000'000'000ull};
 
 // ---- (a) one GEMM ------------------------------------------------------------------------------
 
@@ -216,13 +244,8 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
   for (const GemmShape s : {GemmShape{"m300_tail_box64", 300, 392, 136}, GemmShape{"m1000_ragged", 1000, 392, 136},
                             GemmShape{"m17_decode", 17, 520, 344}, GemmShape{"m384_k2048", 384, 1024, 2048}}) {
     const Grid g = sm90::tile_grid<Config>(s.m, s.n);
-    Chain chain;
-    auto a = chain.add_stage("gemm", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    auto one = bind_plain("gemm", g);
+    ASSERT_TRUE(one);
     const auto x = random_bf16(size_t(s.m) * s.k, 31, 1.f);
     const auto w = random_bf16(size_t(s.n) * s.k, 32, 1.f / std::sqrt(float(s.k)));
     auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w.size()), dd = bt::dev_alloc<bf16>(size_t(s.m) * s.n);
@@ -233,11 +256,11 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
       poison(dd.get(), size_t(s.m) * s.n);
       Args args{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
       args.persistent_ctas = ctas;
-      auto l = bt::gemm::plain_launch(st.value(), args);
+      auto l = bt::gemm::plain_launch(one->stage, args);
       ASSERT_TRUE(l.ok()) << l.error().to_string();
       EXPECT_EQ(l.value().loops_over_tiles, ctas > 0);
       if (ctas > 0) EXPECT_EQ(int64_t(l.value().grid.x), std::min<int64_t>(ctas, g.size()));
-      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      BT_ASSERT_OK(launch_chain(one->chain, stream, {l.value()}));
       auto got = download(dd.get(), size_t(s.m) * s.n);
       BT_CUDA(cudaGetLastError());
       if (ctas == 0) {
@@ -249,19 +272,14 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
         EXPECT_EQ(scaled_mismatches(got, one_per_tile, 1.f), 0u) << s.name << " with " << ctas << " persistent CTAs";
       }
     }
-    BT_ASSERT_OK(check_errors(chain, ws, stream));
+    BT_ASSERT_OK(check_errors(one->chain, one->ws, stream));
   }
   // SwiGLU pairs (D written from registers, tile by tile).
   {
     const int m = 200, f = 344, k = 520;
     const Grid g = sm90::tile_grid<bt::gemm::SwiConfig>(m, 2 * f);
-    Chain chain;
-    auto a = chain.add_stage("gate_up", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok());
+    auto one = bind_plain("gate_up", g);
+    ASSERT_TRUE(one);
     const auto x = random_bf16(size_t(m) * k, 33, 1.f);
     const auto w1 = random_bf16(size_t(2 * f) * k, 34, 1.f / std::sqrt(float(k)));
     auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w1.size()), dh = bt::dev_alloc<bf16>(size_t(m) * f);
@@ -272,9 +290,9 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
       poison(dh.get(), size_t(m) * f);
       bt::gemm::SwiArgs args{m, 2 * f, k, dx.get(), dw.get(), dh.get()};
       args.persistent_ctas = ctas;
-      auto l = bt::gemm::swiglu_plain_launch(st.value(), args);
+      auto l = bt::gemm::swiglu_plain_launch(one->stage, args);
       ASSERT_TRUE(l.ok()) << l.error().to_string();
-      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      BT_ASSERT_OK(launch_chain(one->chain, stream, {l.value()}));
       auto got = download(dh.get(), size_t(m) * f);
       if (ctas == 0) {
         size_t nonfinite = 0;
@@ -290,20 +308,15 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
   {
     const int m = 64, n = 256, k = 512;
     const Grid g = sm90::tile_grid<Config>(m, n);
-    Chain chain;
-    auto a = chain.add_stage("gemm", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok());
+    auto one = bind_plain("gemm", g);
+    ASSERT_TRUE(one);
     auto dx = bt::dev_alloc<bf16>(size_t(m) * k), dw = bt::dev_alloc<bf16>(size_t(n) * k), dd = bt::dev_alloc<bf16>(size_t(m) * n);
     Args args{m, n, k, dx.get(), dw.get(), dd.get()};
     args.persistent_ctas = 4;
     args.split_k = 2;
     auto ws2 = bt::dev_alloc<unsigned char>(sm90::Gemm<Config, PlainStage>::split_workspace_bytes(args));
     args.split_workspace = ws2.get();
-    auto l = bt::gemm::plain_launch(st.value(), args);
+    auto l = bt::gemm::plain_launch(one->stage, args);
     ASSERT_FALSE(l.ok());
     EXPECT_NE(l.error().message().find("persistent CTAs"), std::string::npos) << l.error().to_string();
   }
@@ -322,13 +335,8 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
                             GemmShape{"m129_tail_box8", 129, 256, 520}}) {
     const Grid g = sm90::tile_grid<Config>(s.m, s.n);
     const int k_blocks = (s.k + Config::tile_k - 1) / Config::tile_k;
-    Chain chain;
-    auto a = chain.add_stage("gemm", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    auto one = bind_plain("gemm", g);
+    ASSERT_TRUE(one);
     const auto x = random_bf16(size_t(s.m) * s.k, 41, 1.f);
     const auto w = random_bf16(size_t(s.n) * s.k, 42, 1.f / std::sqrt(float(s.k)));
     auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w.size()), dd = bt::dev_alloc<bf16>(size_t(s.m) * s.n);
@@ -347,11 +355,11 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
       std::vector<bf16> first;
       for (int run = 0; run < 2; ++run) {
         poison(dd.get(), size_t(s.m) * s.n);
-        auto l = bt::gemm::plain_launch(st.value(), args);
+        auto l = bt::gemm::plain_launch(one->stage, args);
         ASSERT_TRUE(l.ok()) << l.error().to_string();
         EXPECT_TRUE(l.value().loops_over_tiles);
         EXPECT_EQ(int64_t(l.value().grid.x), want_ctas);
-        BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+        BT_ASSERT_OK(launch_chain(one->chain, stream, {l.value()}));
         auto got = download(dd.get(), size_t(s.m) * s.n);
         BT_CUDA(cudaGetLastError());
         if (run == 0) {
@@ -365,19 +373,14 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
         }
       }
     }
-    BT_ASSERT_OK(check_errors(chain, ws, stream));
+    BT_ASSERT_OK(check_errors(one->chain, one->ws, stream));
   }
   // SwiGLU pairs: the parts are added before the pair epilogue.
   {
     const int m = 200, f = 344, k = 520;
     const Grid g = sm90::tile_grid<bt::gemm::SwiConfig>(m, 2 * f);
-    Chain chain;
-    auto a = chain.add_stage("gate_up", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok());
+    auto one = bind_plain("gate_up", g);
+    ASSERT_TRUE(one);
     const auto x = random_bf16(size_t(m) * k, 43, 1.f);
     const auto w1 = random_bf16(size_t(2 * f) * k, 44, 1.f / std::sqrt(float(k)));
     auto dx = bt::dev_alloc<bf16>(x.size()), dw = bt::dev_alloc<bf16>(w1.size()), dh = bt::dev_alloc<bf16>(size_t(m) * f);
@@ -395,9 +398,9 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
         args.split_workspace = sk_ws.get();
         BT_ASSERT_OK((sm90::Gemm<bt::gemm::SwiConfig, PlainStage>::clear_split_workspace(args, stream)));
       }
-      auto l = bt::gemm::swiglu_plain_launch(st.value(), args);
+      auto l = bt::gemm::swiglu_plain_launch(one->stage, args);
       ASSERT_TRUE(l.ok()) << l.error().to_string();
-      BT_ASSERT_OK(launch_chain(chain, stream, {l.value()}));
+      BT_ASSERT_OK(launch_chain(one->chain, stream, {l.value()}));
       auto got = download(dh.get(), size_t(m) * f);
       if (ctas == 0) {
         for (bf16 v : got) one_per_tile.push_back(float(v));
@@ -412,29 +415,24 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
   {
     const int m = 64, n = 256, k = 512;
     const Grid g = sm90::tile_grid<Config>(m, n);
-    Chain chain;
-    auto a = chain.add_stage("gemm", g, Grouped{8});
-    BT_ASSERT_OK(chain.validate());
-    bt::dev_ptr<unsigned char> wsh;
-    void* ws = workspace(chain, wsh);
-    auto st = chain.bind(a, ws, chain.workspace_bytes(), outs(), ins(), kBind);
-    ASSERT_TRUE(st.ok());
+    auto one = bind_plain("gemm", g);
+    ASSERT_TRUE(one);
     auto dx = bt::dev_alloc<bf16>(size_t(m) * k), dw = bt::dev_alloc<bf16>(size_t(n) * k), dd = bt::dev_alloc<bf16>(size_t(m) * n);
     auto big = bt::dev_alloc<unsigned char>(1 << 22);
     Args args{m, n, k, dx.get(), dw.get(), dd.get()};
     args.stream_k = true;
     args.split_workspace = big.get();
-    auto l = bt::gemm::plain_launch(st.value(), args);
+    auto l = bt::gemm::plain_launch(one->stage, args);
     ASSERT_FALSE(l.ok());
     EXPECT_NE(l.error().message().find("persistent_ctas > 0"), std::string::npos) << l.error().to_string();
     args.persistent_ctas = 8;
     args.split_k = 2;
-    l = bt::gemm::plain_launch(st.value(), args);
+    l = bt::gemm::plain_launch(one->stage, args);
     ASSERT_FALSE(l.ok());
     EXPECT_NE(l.error().message().find("split_k = 1"), std::string::npos) << l.error().to_string();
     args.split_k = 1;
     args.split_workspace = nullptr;
-    l = bt::gemm::plain_launch(st.value(), args);
+    l = bt::gemm::plain_launch(one->stage, args);
     ASSERT_FALSE(l.ok());
     EXPECT_NE(l.error().message().find("stream_k needs a 16-byte aligned split_workspace"), std::string::npos)
         << l.error().to_string();
