@@ -768,78 +768,54 @@ class Mlp {
           }
     if (bp.form1.band_pairs || bp.form2.band_pairs)
       cands.push_back(none_with([](MlpOptions& c) { c.gemm1.band_pairs = c.gemm2.band_pairs = false; }));
-    // Persistent CTAs (tune_persistent) on the GEMMs of more tiles than SMs, in one part each: the
-    // planned forms (GEMM1, GEMM2, both), then every pair of plain widths.
+    // Candidates with some GEMMs in another form: the planned forms with GEMM1, GEMM2 or both in it
+    // (a GEMM of CTA or band pairs stays as planned), then every pair of plain widths with the GEMMs
+    // that qualify in it. qualifies(form, n, asked request); to(form): the GEMM's request in the form.
     auto may_persist = [&](const GemmFormRequest& r) {
       return r.split_k.value_or(1) == 1 && !r.cta_pairs.value_or(false) && !r.band_pairs.value_or(false) &&
              r.persistent.value_or(true);
     };
-    if (o.tune_persistent && bp.policy == MlpPolicy::none) {
-      const int n1 = shape.act == Activation::swiglu ? 2 * shape.ffn : shape.ffn;
-      auto many = [&](const GemmForm& f, int n) { return detail::mlp_gemm_grid(f, shape.m, n).size() > int64_t(sms); };
-      auto persisted = [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true}; };
-      auto as_planned = [](const GemmForm& f) {
-        return GemmFormRequest{f.operands, f.tile, f.split_k, f.cta_pairs, f.band_pairs, {}};
-      };
-      const bool p1 = many(bp.form1, n1) && !bp.form1.cta_pairs && !bp.form1.band_pairs && may_persist(asked.gemm1);
-      const bool p2 = many(bp.form2, shape.hidden) && !bp.form2.cta_pairs && !bp.form2.band_pairs && may_persist(asked.gemm2);
-      for (int which = 1; which <= 3; ++which) {
-        if (((which & 1) && !p1) || ((which & 2) && !p2)) continue;
-        cands.push_back(none_with([&](MlpOptions& c) {
-          c.gemm1 = (which & 1) ? persisted(bp.form1) : as_planned(bp.form1);
-          c.gemm2 = (which & 2) ? persisted(bp.form2) : as_planned(bp.form2);
-        }));
-      }
-      for (int t1 : kMlpTileWidths)
-        for (int t2 : kMlpTileWidths) {
-          const GemmForm f1{GemmOperands::plain, t1, 1, false}, f2{GemmOperands::plain, t2, 1, false};
-          const bool q1 = many(f1, n1) && may_persist(asked.gemm1), q2 = many(f2, shape.hidden) && may_persist(asked.gemm2);
-          if (!q1 && !q2) continue;
-          cands.push_back(none_with([&](MlpOptions& c) {
-            c.gemm1 = q1 ? persisted(f1) : plain(t1, asked.gemm1);
-            c.gemm2 = q2 ? persisted(f2) : plain(t2, asked.gemm2);
-          }));
-        }
-    }
-    // Stream-K (tune_stream_k) on the GEMMs whose tiles leave their last wave less than 90% full (or
-    // make less than one): the planned forms (GEMM1, GEMM2, both), then every pair of plain widths
-    // with both GEMMs stream-K where they qualify.
-    if (o.tune_stream_k && bp.policy == MlpPolicy::none) {
-      const int n1 = shape.act == Activation::swiglu ? 2 * shape.ffn : shape.ffn;
-      auto quantized = [&](const GemmForm& f, int n) {
-        const int64_t last = detail::mlp_gemm_grid(f, shape.m, n).size() % int64_t(sms);
-        return last != 0 && double(last) < 0.9 * double(sms);
-      };
-      auto may_stream = [&](const GemmFormRequest& r) {
-        return may_persist(r) && r.stream_k.value_or(true);
-      };
-      auto streamed = [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true, true}; };
+    const int n1 = shape.act == Activation::swiglu ? 2 * shape.ffn : shape.ffn;
+    auto planned_and_widths = [&](auto qualifies, auto to) {
       auto as_planned = [](const GemmForm& f) {
         return GemmFormRequest{f.operands, f.tile, f.split_k, f.cta_pairs, f.band_pairs, f.persistent, f.stream_k};
       };
-      const bool s1 = quantized(bp.form1, n1) && !bp.form1.cta_pairs && !bp.form1.band_pairs && !bp.form1.stream_k &&
-                      may_stream(asked.gemm1);
-      const bool s2 = quantized(bp.form2, shape.hidden) && !bp.form2.cta_pairs && !bp.form2.band_pairs &&
-                      !bp.form2.stream_k && may_stream(asked.gemm2);
+      const bool p1 = !bp.form1.cta_pairs && !bp.form1.band_pairs && qualifies(bp.form1, n1, asked.gemm1);
+      const bool p2 = !bp.form2.cta_pairs && !bp.form2.band_pairs && qualifies(bp.form2, shape.hidden, asked.gemm2);
       for (int which = 1; which <= 3; ++which) {
-        if (((which & 1) && !s1) || ((which & 2) && !s2)) continue;
+        if (((which & 1) && !p1) || ((which & 2) && !p2)) continue;
         cands.push_back(none_with([&](MlpOptions& c) {
-          c.gemm1 = (which & 1) ? streamed(bp.form1) : as_planned(bp.form1);
-          c.gemm2 = (which & 2) ? streamed(bp.form2) : as_planned(bp.form2);
+          c.gemm1 = (which & 1) ? to(bp.form1) : as_planned(bp.form1);
+          c.gemm2 = (which & 2) ? to(bp.form2) : as_planned(bp.form2);
         }));
       }
       for (int t1 : kMlpTileWidths)
         for (int t2 : kMlpTileWidths) {
           const GemmForm f1{GemmOperands::plain, t1, 1, false}, f2{GemmOperands::plain, t2, 1, false};
-          const bool q1 = quantized(f1, n1) && may_stream(asked.gemm1);
-          const bool q2 = quantized(f2, shape.hidden) && may_stream(asked.gemm2);
+          const bool q1 = qualifies(f1, n1, asked.gemm1), q2 = qualifies(f2, shape.hidden, asked.gemm2);
           if (!q1 && !q2) continue;
           cands.push_back(none_with([&](MlpOptions& c) {
-            c.gemm1 = q1 ? streamed(f1) : plain(t1, asked.gemm1);
-            c.gemm2 = q2 ? streamed(f2) : plain(t2, asked.gemm2);
+            c.gemm1 = q1 ? to(f1) : plain(t1, asked.gemm1);
+            c.gemm2 = q2 ? to(f2) : plain(t2, asked.gemm2);
           }));
         }
-    }
+    };
+    auto tiles = [&](const GemmForm& f, int n) { return detail::mlp_gemm_grid(f, shape.m, n).size(); };
+    // Persistent CTAs (tune_persistent) on the GEMMs of more tiles than SMs, in one part each.
+    if (o.tune_persistent && bp.policy == MlpPolicy::none)
+      planned_and_widths(
+          [&](const GemmForm& f, int n, const GemmFormRequest& r) { return tiles(f, n) > int64_t(sms) && may_persist(r); },
+          [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true}; });
+    // Stream-K (tune_stream_k) on the GEMMs whose tiles leave their last wave less than 90% full (or
+    // make less than one).
+    if (o.tune_stream_k && bp.policy == MlpPolicy::none)
+      planned_and_widths(
+          [&](const GemmForm& f, int n, const GemmFormRequest& r) {
+            const int64_t last = tiles(f, n) % int64_t(sms);
+            return !f.stream_k && last != 0 && double(last) < 0.9 * double(sms) && may_persist(r) &&
+                   r.stream_k.value_or(true);
+          },
+          [](const GemmForm& f) { return GemmFormRequest{f.operands, f.tile, 1, {}, {}, true, true}; });
     if (bp.form1.persistent || bp.form2.persistent)
       cands.push_back(none_with([](MlpOptions& c) {
         c.gemm1.persistent = c.gemm2.persistent = false;
