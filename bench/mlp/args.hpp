@@ -37,7 +37,7 @@ struct Args {
   int cta_pairs = 0;           // baton-auto's GemmFormRequest::cta_pairs for both GEMMs (0: off, the op's default; 1: tuning tries them)
   int band_pairs = 1;          // baton-auto's tuning tries band pairs (MlpRunOptions::tune_band_pairs; 1, the op's default)
   int persistent = 1;          // baton-auto's tuning tries persistent CTAs (MlpRunOptions::tune_persistent; 1, the op's default)
-  int stream_k = 1;            // baton-auto's tuning tries stream-K (MlpRunOptions::tune_stream_k; 1, the op's default)
+  int stream_k = 0;            // baton-auto's tuning tries stream-K (MlpRunOptions::tune_stream_k; 0, the op's default)
   int pdl = -1;                // baton-auto's MlpOptions::launch (-1: the op's rule; tuning tries the other)
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int sync_overhead = 0;       // 1: only the wait path's cost, GEMM2 with every semaphore posted (sync-overhead-*)
@@ -88,7 +88,8 @@ inline void usage() {
       "  --persistent 0|1     baton-auto's tuning also tries persistent CTAs (one CTA per SM looping over tiles)\n"
       "                       on GEMMs of more tiles than SMs (default 1, the op's default)\n"
       "  --stream-k 0|1       baton-auto's tuning also tries stream-K (persistent CTAs sharing every tile's\n"
-      "                       k-blocks) where a GEMM's tiles leave its last wave part-empty (default 1)\n"
+      "                       k-blocks) where a GEMM's tiles leave its last wave part-empty (default 0, the\n"
+      "                       op's default)\n"
       "  --pdl auto|0|1       baton-auto's GEMM2 launch with policy none: PDL (weights first) or after GEMM1\n"
       "                       (default auto: PDL when GEMM1 runs in one wave; tuning times the other too)\n"
       "  --breakdown 0|1      also time baton-auto's and cuBLASLt's GEMM1 and GEMM2 alone, each in a graph of\n"

@@ -145,6 +145,7 @@ struct Case {
   int expect_persist = -1;  // the plan's persistent GEMMs, GEMM1 + 2 x GEMM2 (-1: not checked)
   int stream = 0;           // GemmFormRequest::stream_k: GEMM1 + 2 x GEMM2 asked for stream-K
   int expect_stream = -1;   // the plan's stream-K GEMMs, GEMM1 + 2 x GEMM2 (-1: not checked)
+  bool tune_stream = false; // MlpRunOptions::tune_stream_k (tuning also times stream-K)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name; }
@@ -216,6 +217,7 @@ void OpsMlp::run_case(const Case& c) {
   if (c.pdl >= 0) o.plan.launch = c.pdl == 1 ? ops::Gemm2Launch::pdl : ops::Gemm2Launch::after_gemm1;
   o.tune_cta_pairs = c.tune_pairs;
   o.tune_band_pairs = c.bands == 2;
+  o.tune_stream_k = c.tune_stream;
   o.log = true;
   auto op = TestMlp<A>::create({m, h, f, A}, {dx.get(), dw1.get(), dw2.get(), dy.get(), dz.get()}, stream, o);
   if (const std::string lacks = lacking_kernels(c, TestMlp<A>::kernel_forms); !lacks.empty()) {
@@ -434,6 +436,7 @@ INSTANTIATE_TEST_SUITE_P(
                       stream_case("swiglu_none_stream12_fullsms_m257", S, 257, 3, 0, 0, 1, 0),
                       [] {
                         Case c{"gelu_tuned_stream_m257", G, 257, 520, 344, Auto, 0, 0, 0, 0, true};
+                        c.tune_stream = true;
                         return c;
                       }()),
     case_name);
