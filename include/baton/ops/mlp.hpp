@@ -119,7 +119,8 @@ struct GemmForm {
 //              (sm90::GemmArguments::stream_k), so that a grid that is not a whole number of waves
 //              keeps every SM busy to its end; a tile shared by several CTAs is summed by the last
 //              of them. Implies persistent (false there is refused); the same conditions. Empty /
-//              false: off (the plan does not pick it); MlpRunOptions::tune_stream_k times it.
+//              false: off (the plan does not pick it); MlpRunOptions::tune_stream_k (off by default)
+//              has tuning time it.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
