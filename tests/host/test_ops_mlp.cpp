@@ -597,6 +597,49 @@ TEST(OpsMlpPlan, StreamKOnRequest) {
   EXPECT_NE(f.error().message().find("stream-K (stream_k) too"), std::string::npos) << f.error().message();
 }
 
+// On a model that weighs stream-K (MlpCostModel::plan_weighs_stream_k), the plan picks it by the
+// model alone: only on a GEMM whose tiles leave the last wave ragged, never where persistent or
+// stream_k is asked otherwise, and never at a higher modeled time than without it (it only adds
+// candidates).
+TEST(OpsMlpPlan, StreamKWeighedOnAModelThatSaysSo) {
+  baton::ops::MlpCostModel weigh;
+  weigh.plan_weighs_stream_k = true;
+  baton::ops::MlpOptions none;
+  none.policy = MlpPolicy::none;
+  int picked = 0;
+  for (const MlpShape& base : {MlpShape{1, 12288, 6144, Activation::gelu}, MlpShape{1, 8192, 7168, Activation::swiglu},
+                               MlpShape{1, 4096, 11008, Activation::swiglu}, MlpShape{1, 8192, 2752, Activation::swiglu}})
+    for (int m : {1, 16, 64, 128, 129, 160, 200, 257, 320, 384, 640, 1025, 2048}) {
+      MlpShape s = base;
+      s.m = m;
+      auto off = plan_mlp(s, 132, none);
+      auto on = plan_mlp(s, 132, none, {}, weigh);
+      ASSERT_TRUE(off.ok() && on.ok());
+      EXPECT_FALSE(off.value().form1.stream_k || off.value().form2.stream_k) << off.value().log_line();
+      EXPECT_LE(on.value().expected_us, off.value().expected_us + 1e-9) << on.value().log_line();
+      const int n1 = s.act == Activation::swiglu ? 2 * s.ffn : s.ffn;
+      for (const auto& [f, n] : {std::pair{on.value().form1, n1}, std::pair{on.value().form2, s.hidden}}) {
+        if (!f.stream_k) continue;
+        ++picked;
+        EXPECT_TRUE(f.persistent) << on.value().log_line();
+        EXPECT_EQ(f.split_k, 1) << on.value().log_line();
+        EXPECT_NE(baton::ops::detail::mlp_gemm_grid(f, m, n).size() % 132, 0) << on.value().log_line();
+      }
+      // Persistence or stream-K asked otherwise: the model does not override it.
+      baton::ops::MlpOptions whole = none;
+      whole.gemm1.persistent = whole.gemm2.persistent = true;
+      auto w = plan_mlp(s, 132, whole, {}, weigh);
+      ASSERT_TRUE(w.ok());
+      EXPECT_FALSE(w.value().form1.stream_k || w.value().form2.stream_k) << w.value().log_line();
+      baton::ops::MlpOptions no_sk = none;
+      no_sk.gemm1.stream_k = no_sk.gemm2.stream_k = false;
+      auto x = plan_mlp(s, 132, no_sk, {}, weigh);
+      ASSERT_TRUE(x.ok());
+      EXPECT_FALSE(x.value().form1.stream_k || x.value().form2.stream_k) << x.value().log_line();
+    }
+  EXPECT_GT(picked, 0) << "the model never found stream-K worth it on a ragged wave";
+}
+
 // A kernel set without the optional forms (MlpKernelForms: baton::mlp_kernels built without
 // -DBATON_MLP_EXTRA_KERNELS=ON): a request that needs one is refused by name with the option that
 // adds it, whatever else the plan would choose; the plan never picks one on its own, so without a

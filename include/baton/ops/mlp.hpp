@@ -118,9 +118,11 @@ struct GemmForm {
 //   stream_k   true: persistent CTAs that share the k-blocks of all the GEMM's tiles evenly
 //              (sm90::GemmArguments::stream_k), so that a grid that is not a whole number of waves
 //              keeps every SM busy to its end; a tile shared by several CTAs is summed by the last
-//              of them. Implies persistent (false there is refused); the same conditions. Empty /
-//              false: off (the plan does not pick it); MlpRunOptions::tune_stream_k (off by default)
-//              has tuning time it.
+//              of them. Implies persistent (false there is refused); the same conditions. Empty:
+//              the cost model's choice where the tiles leave the last wave ragged and persistent is
+//              empty too, on a model with MlpCostModel::plan_weighs_stream_k (off until its term is
+//              fitted on a GPU); false: off. MlpRunOptions::tune_stream_k (off by default) has tuning
+//              time it.
 struct GemmFormRequest {
   std::optional<GemmOperands> operands;
   std::optional<int> tile;
@@ -479,7 +481,9 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // Persistent CTAs (one part) are weighed beside one CTA per tile for a GEMM of more tiles than SMs,
 // unless the request says false, and not at width 96: a persistent 128x96 GEMM measured slower than
 // the same GEMM one CTA per tile, where the wider and swapped tiles measured faster (docs/mlp.md,
-// "Persistent CTAs"); asked for (persistent true), it is the only form weighed.
+// "Persistent CTAs"); asked for (persistent true), it is the only form weighed. Stream-K (one part)
+// is weighed where the tiles leave the last wave ragged, with persistence and stream_k left open, on
+// a model that says so (MlpCostModel::plan_weighs_stream_k); asked for, it is the only form weighed.
 template <class Extra>
 [[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
                                                     const GemmFormRequest& r, int group, Extra&& extra_us) {
@@ -490,22 +494,31 @@ template <class Extra>
     const int64_t tiles = mlp_gemm_grid(GemmForm{ops, tile, 1, false}, m, n).size();
     const bool asked_stream_k = r.stream_k.value_or(false);
     const bool asked_persistent = r.persistent.value_or(false) || asked_stream_k;
-    const bool may_persist = asked_persistent || (r.persistent.value_or(true) && tiles > int64_t(sms) &&
-                                                  (swapped || tile != kMlpNarrowTileN) && r.split_k.value_or(1) == 1 &&
-                                                  !r.band_pairs.value_or(false) && !r.cta_pairs.value_or(false));
+    const bool loop_open = r.persistent.value_or(true) && r.split_k.value_or(1) == 1 &&
+                           !r.band_pairs.value_or(false) && !r.cta_pairs.value_or(false);
+    const bool may_persist = asked_persistent || (loop_open && !asked_stream_k && tiles > int64_t(sms) &&
+                                                  (swapped || tile != kMlpNarrowTileN));
+    // Stream-K on its own: where the tiles leave the last wave ragged (a whole number of waves has
+    // nothing to even out).
+    // Weighed only with the persistence left open: persistent = true asks for whole tiles.
+    const bool may_stream_k = asked_stream_k || (loop_open && !r.persistent &&
+                                                 r.stream_k.value_or(model.plan_weighs_stream_k) && tiles % sms != 0);
+    enum class Loop { per_tile, persistent, stream_k };
     for (int sp = 1; sp <= 8; ++sp) {
       if (sp > 1 && asked_persistent) break;
       if (r.split_k ? sp != *r.split_k : (sp > 1 && (sp > k_tiles / 8 || tiles >= int64_t(sms) || (swapped && sp > 3))))
         continue;
-      for (const bool persistent : {false, true}) {
-        if (persistent ? !(may_persist && sp == 1) : asked_persistent) continue;
+      for (const Loop loop : {Loop::per_tile, Loop::persistent, Loop::stream_k}) {
+        if (loop == Loop::per_tile && asked_persistent) continue;
+        if (loop == Loop::persistent && !(may_persist && !asked_stream_k && sp == 1)) continue;
+        if (loop == Loop::stream_k && !(may_stream_k && sp == 1)) continue;
         MlpGemmShape g{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0};
-        g.persistent = persistent;
-        g.stream_k = persistent && asked_stream_k;
+        g.persistent = loop != Loop::per_tile;
+        g.stream_k = loop == Loop::stream_k;
         const double us = mlp_gemm_cost_us(model, g, sms) + extra_us(tiles, sp);
         if (best.us < 0 || us < best.us) {
           best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
-          best.form.persistent = persistent;
+          best.form.persistent = g.persistent;
           best.form.stream_k = g.stream_k;
         }
       }
@@ -624,7 +637,8 @@ template <class Extra>
   BATON_TRY(check(opt.gemm1, 1, k1));
   BATON_TRY(check(opt.gemm2, 2, k2));
   const int group = opt.group_m ? *opt.group_m : mlp_group_m(Grid{rows, 1, 1});
-  const MlpCostModel fit{};  // what chooses the forms, on every GPU (above)
+  MlpCostModel fit{};  // what chooses the forms, on every GPU (above) ...
+  fit.plan_weighs_stream_k = model.plan_weighs_stream_k;  // ... weighing stream-K where `model` says so
   // One GEMM's form. With waits: plain 128x128 tiles, split-K choose_split_k (or the caller's). With
   // policy none, whatever the caller left open has the least modeled time (detail::mlp_pick_free_form);
   // GEMM1 also pays the serial gap when its CTAs make more than one wave (GEMM2 then is not PDL-launched).

@@ -70,6 +70,10 @@ struct MlpCostModel {
   // A stream-K CTA's partial-tile traffic per 128 columns: its own partial written, the parts of
   // the tile it finishes read back (about three of split_part_us). Not fitted yet.
   double stream_k_fixup_us = 2.1;
+  // Whether plan_mlp weighs stream-K on its own (GemmFormRequest::stream_k left empty) beside one CTA
+  // per tile and persistent CTAs. False until stream_k_fixup_us is fitted to stream-K chains timed on
+  // a GPU: an unfitted term must not choose the default plan's kernels.
+  bool plan_weighs_stream_k = false;
   // kblock_fixed_us, sm_bytes_per_us, hbm_bytes_per_us and launch_us are held when refitting: a free
   // fit trades the first and last for cta_us (both to 0), and faster streaming or a slower HBM puts
   // decode chains on the HBM floor, where the model no longer tells widths and splits apart (GPT-3 at
