@@ -41,6 +41,18 @@ COLUMNS = ["h", "f", "act", "m", "group_m", "tile_n1", "split1", "tile_n2", "spl
 INTS = ("h", "f", "m", "group_m", "tile_n1", "split1", "tile_n2", "split2", "pdl", "swap1", "swap2")
 
 
+HBM_FLOOR_BLEND = 8.0  # MlpCostModel::hbm_floor_blend (chosen, held: not among P)
+
+
+def with_hbm_floor(t, hbm_us, p=None):
+    """detail::with_hbm_floor: the smooth max (t^p + hbm^p)^(1/p) of the SM-side time and the HBM floor."""
+    p = HBM_FLOOR_BLEND if p is None else p
+    if p <= 0 or t <= 0 or hbm_us <= 0:
+        return max(t, hbm_us)
+    hi, lo = max(t, hbm_us), min(t, hbm_us)
+    return hi * (1 + (lo / hi) ** p) ** (1 / p)
+
+
 def cdiv(a, b):
     return (a + b - 1) // b
 
@@ -56,7 +68,7 @@ def swapped_gemm_us(P, m, n, k, tokens, split, sms=SMS):
     if split > 1:
         t += (red + P[8] * split) * tokens / 128
     hbm_us = (n * k * 2 + m * k * 2 + m * n * 2) / hbm
-    return max(t, hbm_us)
+    return with_hbm_floor(t, hbm_us)
 
 
 def gemm_us(P, m, n, k, w, split, group, swap=0, sms=SMS):
@@ -82,7 +94,7 @@ def gemm_us(P, m, n, k, w, split, group, swap=0, sms=SMS):
     if split > 1:
         span += (red + P[8] * split) * w / 128
     hbm_us = (n * k * 2 * cdiv(rows, group) + m * k * 2 + m * n * 2) / hbm
-    return max(span, hbm_us)
+    return with_hbm_floor(span, hbm_us)
 
 
 def gemms(r):
@@ -212,7 +224,7 @@ def report(P, rows, detail=False):
 
 # ---- bench logs -> CSV rows ----------------------------------------------------------------------------
 HEAD = re.compile(r"baton::ops::mlp m=(\d+) h=(\d+) f=(\d+) (gelu|swiglu): .*tuned on this GPU \([^)]*\): (.*)$")
-CAND = re.compile(r"^(\w+)/Grouped\{(\d+)\}/(swapped )?128x(\d+)([pbP]?),(swapped )?128x(\d+)([pbP]?)/s(\d+)\.(\d+)(/pf\d+)?"
+CAND = re.compile(r"^(\w+)/Grouped\{(\d+)\}/(swapped )?128x(\d+)([pbPS]?),(swapped )?128x(\d+)([pbPS]?)/s(\d+)\.(\d+)(/pf\d+)?"
                   r"/(pdl|2 launches) ([0-9.]+)$")
 
 
