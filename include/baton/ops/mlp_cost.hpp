@@ -39,9 +39,9 @@
 // The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
 // H200 over four models and 35 batch sizes, 662 of them with swapped GEMMs
 // (bench/results/h200/mlp-cost-fit.csv.gz; docs/mlp.md, "The cost model"): rms error 7.6% on plain
-// chains, 7.3% on swapped ones. With the smooth floor (hbm_floor_blend) and the 6,374 chains of later
-// H200 runs added to that file: 7.3% over all 15,287. Other GPUs get the same model with their SM count and, through
-// mlp_cost_model_for_hbm, their memory bandwidth; MlpRunOptions::tune measures instead.
+// chains, 7.3% on swapped ones (docs/mlp.md scores it with hbm_floor_blend and later runs' chains).
+// Other GPUs get the same model with their SM count and, through mlp_cost_model_for_hbm, their memory
+// bandwidth; MlpRunOptions::tune measures instead.
 #pragma once
 
 #include <cmath>
@@ -77,11 +77,10 @@ struct MlpCostModel {
   // a GPU: an unfitted term must not choose the default plan's kernels.
   bool plan_weighs_stream_k = false;
   // How a GEMM's SM-side time t (its CTAs' schedule) and its HBM floor h join: (t^p + h^p)^(1/p), a
-  // smooth max, so that near the floor the form whose CTAs leave more slack is the faster one, as
-  // measured (GPT-3 TP8 at M = 2-64: 128 CTAs of 128x96 tiles ran 3-7% faster than 96 of 128x128, which
-  // max(t, h) called level). Chosen, not fitted, with the other constants held: p = 8 took the rms log
-  // error from 7.57% to 7.45% on the fit's chains and from 7.98% to 7.19% on run 115's, and p from 4
-  // to 16 made the same choices (docs/mlp.md, "The cost model"). p <= 0: max(t, h).
+  // smooth max, so that near the floor the form whose CTAs leave more slack models faster, as the GPU
+  // runs it (at decode a width with more CTAs pulls more of the bandwidth, where max(t, h) called the
+  // widths level). Chosen with the other constants held, where the rms log error of the fit's chains
+  // is low (docs/mlp.md, "The HBM floor, joined smoothly"). p <= 0: max(t, h).
   double hbm_floor_blend = 8;
   // kblock_fixed_us, sm_bytes_per_us, hbm_bytes_per_us and launch_us are held when refitting: a free
   // fit trades the first and last for cta_us (both to 0), and faster streaming or a slower HBM puts
