@@ -1130,6 +1130,26 @@ TEST(OpsMlpCost, TheWeightsSetAFloor) {
   EXPECT_EQ(mlp_gemm_cost_us(c, MlpGemmShape{8, 8, 8, 128, 1, 1}, 0), 0.0);
 }
 
+// The SM-side time and the HBM floor join smoothly (MlpCostModel::hbm_floor_blend): never below either,
+// at most 2^(1/p) over the larger, max() with p <= 0; so at decode, where both widths sit on the floor,
+// the GEMM with more CTAs (less SM-side time) models faster, in the order the H200 ran them (GPT-3 TP8
+// GEMM1 at M = 8, split 2: 128 CTAs of 128x96 ahead of 96 of 128x128; docs/mlp.md, "The HBM floor, joined
+// smoothly"), where max() called them level.
+TEST(OpsMlpCost, TheFloorJoinsSmoothly) {
+  const MlpCostModel c{};
+  MlpCostModel hard = c;
+  hard.hbm_floor_blend = 0;
+  for (const auto& [t, h] : {std::pair{10.0, 40.0}, std::pair{40.0, 40.0}, std::pair{50.0, 40.0}, std::pair{0.0, 40.0}}) {
+    const double j = baton::ops::detail::with_hbm_floor(c, t, h);
+    EXPECT_GE(j, std::max(t, h));
+    EXPECT_LE(j, std::pow(2.0, 1.0 / c.hbm_floor_blend) * std::max(t, h) + 1e-12);
+    EXPECT_EQ(baton::ops::detail::with_hbm_floor(hard, t, h), std::max(t, h));
+  }
+  const MlpGemmShape narrow{8, 6144, 12288, 96, 2, 1}, square{8, 6144, 12288, 128, 2, 1};
+  EXPECT_LT(mlp_gemm_cost_us(c, narrow, 132), mlp_gemm_cost_us(c, square, 132));
+  EXPECT_EQ(mlp_gemm_cost_us(hard, narrow, 132), mlp_gemm_cost_us(hard, square, 132)) << "both on the floor";
+}
+
 // Another GPU's memory system (mlp_cost_model_for_hbm): the memory floor scales with its peak HBM
 // bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet; ~4.9 if its
 // attributes say 3.2 GHz x 6,144 bits, not read on an H200 here), or an unknown one (0), give the fit back.

@@ -499,8 +499,8 @@ template <class Extra>
     const bool may_persist = asked_persistent || (loop_open && !asked_stream_k && tiles > int64_t(sms) &&
                                                   (swapped || tile != kMlpNarrowTileN));
     // Stream-K on its own: where the tiles leave the last wave ragged (a whole number of waves has
-    // nothing to even out).
-    // Weighed only with the persistence left open: persistent = true asks for whole tiles.
+    // nothing to even out), and only with the persistence left open (persistent = true asks for whole
+    // tiles).
     const bool may_stream_k = asked_stream_k || (loop_open && !r.persistent &&
                                                  r.stream_k.value_or(model.plan_weighs_stream_k) && tiles % sms != 0);
     enum class Loop { per_tile, persistent, stream_k };
