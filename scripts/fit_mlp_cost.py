@@ -28,9 +28,9 @@ import argparse, csv, heapq, math, re, sys
 from collections import defaultdict
 
 # MlpCostModel's defaults, in its order.
-P0 = [0.3863, 0.0269, 3.84, 57136.0, 3.6942e6, 5.51, 1.81, 5.80, 0.714]
+P0 = [0.3980, 0.0269, 3.94, 57136.0, 3.6942e6, 5.81, 1.81, 3.80, 0.606, 0.363]
 NAMES = ["kblock_mma_us", "kblock_fixed_us", "cta_us", "sm_bytes_per_us", "hbm_bytes_per_us", "split_reduce_us",
-         "launch_us", "serial_gap_us", "split_part_us"]
+         "launch_us", "serial_gap_us", "split_part_us", "mma_power_gain"]
 # Held at P0 by --fit: not separable from cta_us / the GEMMs (a free fit drives them to 0).
 HELD = ("kblock_fixed_us", "sm_bytes_per_us", "hbm_bytes_per_us", "launch_us")
 SMS = 132
@@ -57,14 +57,23 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
+def mma_scale(P, duty, ctas, sms=SMS):
+    """detail::mma_power_scale: the tensor cores' k-block time at the GEMM's MMA load (its CTAs' mean tensor-core
+    duty times the share of SMs they fill), 1 at full load."""
+    load = duty * min(1.0, ctas / sms)
+    return 1 - P[9] * (1 - load)
+
+
 def swapped_gemm_us(P, m, n, k, tokens, split, sms=SMS):
     """mlp_swapped_gemm_cost_us: waves of equal (weight tile, token tile, part) CTAs."""
     mma, fixed, cta, sm_bw, hbm, red = P[:6]
     token_tiles, weight_tiles, kb = cdiv(m, tokens), cdiv(n, TILE_M), cdiv(k, TILE_K)
     stream = TILE_M * TILE_K * 2 / sm_bw
-    per_kb = max(mma * tokens / 128, stream) + fixed
+    ctas = token_tiles * weight_tiles * split
+    mma_kb = mma * tokens / 128
+    per_kb = max(mma_kb * mma_scale(P, min(1.0, mma_kb / stream), ctas, sms), stream) + fixed
     longest = cdiv(kb, split)
-    t = cdiv(token_tiles * weight_tiles * split, sms) * (cta + longest * per_kb)
+    t = cdiv(ctas, sms) * (cta + longest * per_kb)
     if split > 1:
         t += (red + P[8] * split) * tokens / 128
     hbm_us = (n * k * 2 + m * k * 2 + m * n * 2) / hbm
@@ -79,7 +88,11 @@ def gemm_us(P, m, n, k, w, split, group, swap=0, sms=SMS):
     rows, cols, kb = cdiv(m, TILE_M), cdiv(n, w), cdiv(k, TILE_K)
     group = max(1, min(group, rows))
     stream = w * TILE_K * 2 / sm_bw
-    per_kb = {h: max(mma * w / 128 * h / 2, stream) + fixed for h in (1, 2)}
+    mma_kb = {h: mma * w / 128 * h / 2 for h in (1, 2)}
+    halves = [1 if m - r * TILE_M <= TILE_M // 2 else 2 for r in range(rows)]
+    duty = sum(min(1.0, mma_kb[h] / stream) for h in halves) / rows
+    scale = mma_scale(P, duty, rows * cols * split, sms)
+    per_kb = {h: max(mma_kb[h] * scale, stream) + fixed for h in (1, 2)}
     free = [0.0] * sms
     span = 0.0
     for r0 in range(0, rows, group):

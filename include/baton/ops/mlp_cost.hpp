@@ -9,8 +9,8 @@
 // stage's tile order (Grouped{group_m}) onto the SMs as they free up, each CTA walking its k-blocks.
 // - A CTA costs cta_us + kblocks * (max(mma, stream) + kblock_fixed_us), where mma is the tensor-core
 //   time of one k-block of its tile (128 rows x tile_n columns x 64; half of it when the tile's rows
-//   past m leave one MMA warp group idle, rows <= 64) and stream is the weight bytes of one k-block
-//   at one SM's share of the memory system (sm_bytes_per_us).
+//   past m leave one MMA warp group idle, rows <= 64), shorter under a light MMA load (mma_power_gain),
+//   and stream is the weight bytes of one k-block at one SM's share of the memory system (sm_bytes_per_us).
 // - The GEMM's time is the makespan of that list schedule on `sms` SMs (a wave quantizes, a ragged
 //   last band of few rows finishes early), plus split_reduce_us + split_part_us x parts per 128
 //   columns when split-K parts are summed (the last part reads each part's partial tile), joined by a
@@ -36,10 +36,10 @@
 //   the partial tiles it writes and the parts it sums (docs/mlp.md, "Stream-K").
 // - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
 //   instead of PDL-launched.
-// The constants are a least-squares fit (log error) to 8,913 chains the op's tuning timed on the
-// H200 over four models and 35 batch sizes, 662 of them with swapped GEMMs
-// (bench/results/h200/mlp-cost-fit.csv.gz; docs/mlp.md, "The cost model"): rms error 7.6% on plain
-// chains, 7.3% on swapped ones (docs/mlp.md scores it with hbm_floor_blend and later runs' chains).
+// The constants are a least-squares fit (log error) to the chains the op's tuning timed on the H200
+// over four models and 35 batch sizes, plain and swapped (bench/results/h200/mlp-cost-fit.csv.gz;
+// scripts/fit_mlp_cost.py; docs/mlp.md, "The cost model" and the sections after it have the data
+// and the scores of each term).
 // Other GPUs get the same model with their SM count and, through mlp_cost_model_for_hbm, their memory
 // bandwidth; MlpRunOptions::tune measures instead.
 #pragma once
@@ -53,17 +53,26 @@
 namespace baton::ops {
 
 struct MlpCostModel {
-  double kblock_mma_us = 0.3863;       // one 128 x 128 x 64 k-block on the tensor cores (both warp groups)
+  double kblock_mma_us = 0.3980;       // one 128 x 128 x 64 k-block on the tensor cores (both warp groups), at full load
   double kblock_fixed_us = 0.0269;     // per k-block, whatever its width
-  double cta_us = 3.84;                // per CTA: start, pipeline fill, epilogue
+  double cta_us = 3.94;                // per CTA: start, pipeline fill, epilogue
   double sm_bytes_per_us = 57136.0;    // weight bytes one SM streams per microsecond
   double hbm_bytes_per_us = 3.6942e6;  // the whole GPU's
-  double split_reduce_us = 5.51;       // summing a split GEMM's parts, per 128 columns of a tile
+  double split_reduce_us = 5.81;       // summing a split GEMM's parts, per 128 columns of a tile
   double launch_us = 1.81;             // per chain
-  double serial_gap_us = 5.80;         // GEMM2 launched after GEMM1 (not PDL)
+  double serial_gap_us = 3.80;         // GEMM2 launched after GEMM1 (not PDL)
   // ... plus this per split-K part, per 128 columns: the last part to arrive reads every part's fp32
   // partial tile back (128 x 128 x 4 bytes at one SM's share of the memory system is ~1 us).
-  double split_part_us = 0.714;
+  double split_part_us = 0.606;
+  // How much faster the tensor cores run a k-block when the GEMM keeps fewer of them busy: the k-block's
+  // MMA time is scaled by 1 - mma_power_gain x (1 - load), load being the mean tensor-core duty of the
+  // GEMM's CTAs (1 where the MMA bounds a k-block, MMA over streaming time where streaming does: a
+  // tile whose rows fill one warp group of two) times the share of the SMs they fill. The GPU runs at
+  // its power limit under a full MMA load and clocks up under a lighter one (1,980 MHz at decode
+  // against 1,410-1,500 MHz from M = 128 on, docs/mlp.md "Clocks"); without the term the fit
+  // over-priced GEMMs whose last row band holds <= 64 rows in one wave by ~10%. Fitted with the
+  // other constants (docs/mlp.md, "The MMA's clock under a light load").
+  double mma_power_gain = 0.363;
   // A persistent CTA's cost per tile after its first: what of the start, fill and epilogue (cta_us) the
   // loop does not hide. Fitted alone, the other constants held, so that the persistent chains the op's
   // tuning timed have no mean error against the other chains of their shape (docs/mlp.md, "Persistent
@@ -131,6 +140,14 @@ inline double with_hbm_floor(const MlpCostModel& c, double t, double hbm) {
   const double hi = t > hbm ? t : hbm, lo = t > hbm ? hbm : t;  // hi * (1 + (lo / hi)^p)^(1/p): no overflow
   return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
 }
+// The factor on a k-block's MMA time for a GEMM of `ctas` CTAs whose mean tensor-core duty is `duty`
+// (MlpCostModel::mma_power_gain).
+inline double mma_power_scale(const MlpCostModel& c, double duty, int64_t ctas, int sms) {
+  const double filled = ctas < sms ? double(ctas) / double(sms) : 1.0;
+  return 1.0 - c.mma_power_gain * (1.0 - duty * filled);
+}
+// The tensor cores' share of a k-block whose MMA takes `mma_us` and whose weights stream in `stream_us`.
+inline double mma_duty(double mma_us, double stream_us) { return mma_us < stream_us ? mma_us / stream_us : 1.0; }
 // The makespan of `ctas` CTAs of `per_cta_us` each (equal CTAs: the list schedule is round-robin).
 inline double equal_ctas_makespan_us(int64_t ctas, int sms, double per_cta_us) {
   return double((ctas + sms - 1) / sms) * per_cta_us;
@@ -158,10 +175,12 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
   const int64_t token_tiles = cdiv(g.m, g.swap_tokens), weight_tiles = cdiv(g.n, kMlpCostTileM);
   const int64_t kb = cdiv(g.k, kMlpCostTileK);
   const double stream_us = double(kMlpCostTileM) * kMlpCostTileK * 2 / c.sm_bytes_per_us;
-  const double mma = c.kblock_mma_us * double(g.swap_tokens) / 128.0;
-  const double per_kb = (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   const int64_t longest = cdiv(kb, g.split);
   const int64_t ctas = token_tiles * weight_tiles * g.split;
+  const double mma_full = c.kblock_mma_us * double(g.swap_tokens) / 128.0;
+  const double mma = mma_full * detail::mma_power_scale(c, detail::mma_duty(mma_full, stream_us),
+                                                        g.persistent && g.stream_k ? ctas * kb : ctas, sms);
+  const double per_kb = (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   // Persistent (one part per tile): the busiest CTA loops over ceil(tiles / SMs) tiles.
   const int64_t per_sm = cdiv(ctas, sms);
   double t = g.persistent && g.split == 1 && g.stream_k
@@ -184,14 +203,23 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
   const int kb = int(cdiv(g.k, kMlpCostTileK));
   const int group = g.group_m < 1 ? 1 : (g.group_m > rows ? rows : g.group_m);
   const double stream_us = double(g.tile_n) * kMlpCostTileK * 2 / c.sm_bytes_per_us;
+  auto mma_us = [&](int halves) { return c.kblock_mma_us * double(g.tile_n) / 128.0 * double(halves) / 2.0; };
+  // A tile's MMA runs on one warp group of two where at most 64 of its 128 rows are below m.
+  auto halves_of = [&](int r) { return g.m - r * kMlpCostTileM <= kMlpCostTileM / 2 ? 1 : 2; };
+  double duty = 0;
+  for (int r = 0; r < rows; ++r) duty += detail::mma_duty(mma_us(halves_of(r)), stream_us) / rows;
+  // The CTAs: one per (tile, part); persistent, one per tile (at most one per SM); stream-K, one per
+  // k-block (at most one per SM).
+  const int64_t ctas = int64_t(rows) * cols * (g.persistent && g.stream_k ? kb : g.persistent ? 1 : g.split);
+  const double power = detail::mma_power_scale(c, duty, ctas, sms);
   auto kblock_us = [&](int halves) {
-    const double mma = c.kblock_mma_us * double(g.tile_n) / 128.0 * double(halves) / 2.0;
+    const double mma = mma_us(halves) * power;
     return (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   };
   const double full_kb = kblock_us(2), half_kb = kblock_us(1);
   if (g.persistent && g.split == 1 && g.stream_k) {
     double work = 0;
-    for (int r = 0; r < rows; ++r) work += double(cols) * kb * (g.m - r * kMlpCostTileM <= kMlpCostTileM / 2 ? half_kb : full_kb);
+    for (int r = 0; r < rows; ++r) work += double(cols) * kb * (halves_of(r) == 1 ? half_kb : full_kb);
     const double t = detail::stream_k_makespan_us(c, int64_t(rows) * cols, kb, work, sms, g.tile_n);
     const double bytes = double(g.n) * g.k * 2 * double(cdiv(rows, group)) + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
     const double hbm = bytes / c.hbm_bytes_per_us;
@@ -207,9 +235,8 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
     for (int r0 = 0; r0 < rows; r0 += group)
       for (int col = 0; col < cols; ++col)
         for (int r = r0; r < rows && r < r0 + group; ++r, ++pos) {
-          const int left = g.m - r * kMlpCostTileM;
           double& b = busy[size_t(pos % ctas)];
-          b += c.persistent_tile_us + kb * (left <= kMlpCostTileM / 2 ? half_kb : full_kb);
+          b += c.persistent_tile_us + kb * (halves_of(r) == 1 ? half_kb : full_kb);
           if (b > makespan) makespan = b;
         }
     const double bytes = double(g.n) * g.k * 2 * double(cdiv(rows, group)) + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
@@ -223,8 +250,7 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
   for (int r0 = 0; r0 < rows; r0 += group)
     for (int col = 0; col < cols; ++col)
       for (int r = r0; r < rows && r < r0 + group; ++r) {
-        const int left = g.m - r * kMlpCostTileM;
-        const double per_kb = left <= kMlpCostTileM / 2 ? half_kb : full_kb;
+        const double per_kb = halves_of(r) == 1 ? half_kb : full_kb;
         for (int part = 0; part < g.split; ++part) {
           const int blocks = kb / g.split + (part < kb % g.split ? 1 : 0);
           const double t = free_at.top() + c.cta_us + blocks * per_kb;
