@@ -468,6 +468,45 @@ struct GemmKernel {
   static constexpr int kAccumulators = Config::tile_m * Config::tile_n / int(NumMmaThreads);
   static constexpr size_t kPartialBytes = size_t(Config::tile_m) * Config::tile_n * sizeof(float);
 
+  // The kernel's three pipelines, built by every thread of the CTA (each constructor initializes its
+  // barriers from one thread). Roles: `load_producer` for the warp whose TMA loads A and B, `epi_producer`
+  // for the warp that loads C (HasSource), `consumer` for the MMA warp groups; a thread with none keeps
+  // the default role. The epilogue load pipeline is unused without a source, but store() takes it.
+  struct Pipelines {
+    MainloopPipeline mainloop;
+    EpiLoadPipeline epi_load;
+    EpiStorePipeline epi_store;
+  };
+  CUTLASS_DEVICE static Pipelines make_pipelines_(SharedStorage& shared_storage, Params const& params, bool load_producer,
+                                                  bool epi_producer, bool consumer, int warp_group_thread_idx) {
+    typename MainloopPipeline::Params mainloop_params;
+    if (load_producer) mainloop_params.role = MainloopPipeline::ThreadCategory::Producer;
+    if (consumer) mainloop_params.role = MainloopPipeline::ThreadCategory::Consumer;
+    mainloop_params.is_leader = warp_group_thread_idx == 0;
+    mainloop_params.num_consumers = NumMmaThreads;
+    mainloop_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
+    typename EpiLoadPipeline::Params epi_load_params;
+    if (epi_producer) epi_load_params.role = EpiLoadPipeline::ThreadCategory::Producer;
+    if (consumer) epi_load_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
+    epi_load_params.dst_blockid = cute::block_rank_in_cluster();
+    epi_load_params.producer_arv_count = ::cutlass::NumThreadsPerWarp;
+    epi_load_params.consumer_arv_count = NumMmaThreads;
+    if constexpr (Epilogue::RequiresTransactionBytes)
+      epi_load_params.transaction_bytes = params.epilogue.tma_transaction_bytes;
+    typename EpiStorePipeline::Params epi_store_params;
+    epi_store_params.always_wait = true;
+    // The pipeline's cluster shape is the one the kernel is launched with: CTA and band pairs are
+    // clusters of 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives of CTA pairs
+    // are built for 1 x 2 x 1 (A multicast along N). PipelineTmaAsync decides which CTAs' empty
+    // barriers a consumer arrives on from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA
+    // of a pair (cluster_ctaid.x = 1) would skip its own barrier and both would wait forever
+    // (docs/cutlass.md, "CTA pairs"). Either way both CTAs of a pair arrive on both CTAs' barriers.
+    return Pipelines{MainloopPipeline(shared_storage.pipelines.mainloop, mainloop_params,
+                                      cute::Shape<cute::Int<kClusterSize>, cute::_1, cute::_1>{}),
+                     EpiLoadPipeline(shared_storage.pipelines.epi_load, epi_load_params),
+                     EpiStorePipeline(epi_store_params)};
+  }
+
   CUTLASS_DEVICE void operator()(Params const& params, char* smem_buf) const {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __trap();  // GMMA/TMA need sm_90a; compiled for another architecture
@@ -514,40 +553,12 @@ struct GemmKernel {
       shared_storage.horizon = HorizonWord{};
     }
 
-    typename MainloopPipeline::Params mainloop_pipeline_params;
-    if (warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Mainloop)
-      mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Producer;
-    if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1)
-      mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Consumer;
-    mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
-    mainloop_pipeline_params.num_consumers = NumMmaThreads;
-    mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
-    // The pipeline's cluster shape is the one the kernel is launched with: CTA and band pairs are
-    // clusters of 2 x 1 x 1 consecutive blockIdx.x (make_launch), while the collectives of CTA pairs
-    // are built for 1 x 2 x 1 (A multicast along N). PipelineTmaAsync decides which CTAs' empty
-    // barriers a consumer arrives on from %cluster_ctaid and this shape; given 1 x 2 x 1 the second CTA
-    // of a pair (cluster_ctaid.x = 1) would skip its own barrier and both would wait forever
-    // (docs/cutlass.md, "CTA pairs"). Either way both CTAs of a pair arrive on both CTAs' barriers.
-    MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
-                                       cute::Shape<cute::Int<kClusterSize>, cute::_1, cute::_1>{});
-
-    // The epilogue load pipeline: C (HasSource) from the producer warp group's third warp; without a
-    // source it is unused but store() takes it.
-    typename EpiLoadPipeline::Params epi_load_pipeline_params;
-    if (HasSource && warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Epilogue)
-      epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Producer;
-    if (warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1)
-      epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
-    epi_load_pipeline_params.dst_blockid = cute::block_rank_in_cluster();
-    epi_load_pipeline_params.producer_arv_count = ::cutlass::NumThreadsPerWarp;
-    epi_load_pipeline_params.consumer_arv_count = NumMmaThreads;
-    if constexpr (Epilogue::RequiresTransactionBytes)
-      epi_load_pipeline_params.transaction_bytes = params.epilogue.tma_transaction_bytes;
-    EpiLoadPipeline epi_load_pipeline(shared_storage.pipelines.epi_load, epi_load_pipeline_params);
-
-    typename EpiStorePipeline::Params epi_store_pipeline_params;
-    epi_store_pipeline_params.always_wait = true;
-    EpiStorePipeline epi_store_pipeline(epi_store_pipeline_params);
+    const bool mma_warp_group = warp_group_role == WarpGroupRole::Consumer0 || warp_group_role == WarpGroupRole::Consumer1;
+    auto [mainloop_pipeline, epi_load_pipeline, epi_store_pipeline] = make_pipelines_(
+        shared_storage, params,
+        warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Mainloop,
+        HasSource && warp_group_role == WarpGroupRole::Producer && producer_warp_role == ProducerWarpRole::Epilogue,
+        mma_warp_group, warp_group_thread_idx);
 
     typename Mainloop::PipelineState mainloop_pipe_consumer_state;
     typename Epilogue::LoadPipelineState epi_load_pipe_consumer_state;
@@ -728,25 +739,9 @@ struct GemmKernel {
       const bool load_warp = warp_group_role == WarpGroupRole::Producer && warp_idx_in_warp_group == 0;
       const bool mma_warp = warp_group_role != WarpGroupRole::Producer;
 
-      typename MainloopPipeline::Params mainloop_pipeline_params;
-      if (load_warp) mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Producer;
-      if (mma_warp) mainloop_pipeline_params.role = MainloopPipeline::ThreadCategory::Consumer;
-      mainloop_pipeline_params.is_leader = warp_group_thread_idx == 0;
-      mainloop_pipeline_params.num_consumers = NumMmaThreads;
-      mainloop_pipeline_params.transaction_bytes = params.mainloop.tma_transaction_bytes;
-      MainloopPipeline mainloop_pipeline(shared_storage.pipelines.mainloop, mainloop_pipeline_params,
-                                         cute::Shape<cute::_1, cute::_1, cute::_1>{});
-      typename EpiLoadPipeline::Params epi_load_pipeline_params;
-      if (mma_warp) epi_load_pipeline_params.role = EpiLoadPipeline::ThreadCategory::Consumer;
-      epi_load_pipeline_params.dst_blockid = cute::block_rank_in_cluster();
-      epi_load_pipeline_params.producer_arv_count = ::cutlass::NumThreadsPerWarp;
-      epi_load_pipeline_params.consumer_arv_count = NumMmaThreads;
-      if constexpr (Epilogue::RequiresTransactionBytes)
-        epi_load_pipeline_params.transaction_bytes = params.epilogue.tma_transaction_bytes;
-      EpiLoadPipeline epi_load_pipeline(shared_storage.pipelines.epi_load, epi_load_pipeline_params);
-      typename EpiStorePipeline::Params epi_store_pipeline_params;
-      epi_store_pipeline_params.always_wait = true;
-      EpiStorePipeline epi_store_pipeline(epi_store_pipeline_params);
+      // As in operator(), with no source (kCanPersist) and no cluster.
+      auto [mainloop_pipeline, epi_load_pipeline, epi_store_pipeline] =
+          make_pipelines_(shared_storage, params, load_warp, false, mma_warp, warp_group_thread_idx);
 
       typename Mainloop::PipelineState mainloop_pipe_consumer_state;
       typename Epilogue::LoadPipelineState epi_load_pipe_consumer_state;
