@@ -200,6 +200,10 @@ void OpsMlp::run_case(const Case& c) {
     ops::GemmFormRequest r;
     if (c.persist & which) r.persistent = true;
     if (c.stream & which) r.stream_k = true;
+    // A case that asks for persistent or stream-K CTAs on one GEMM pins the other to one CTA per tile:
+    // the plan weighs persistent CTAs itself on a GEMM of more tiles than SMs (which a cost-model
+    // refit may tip either way), and the case checks exactly what it asked for.
+    if ((c.persist | c.stream) != 0 && ((c.persist | c.stream) & which) == 0) r.persistent = false;
     if (split > 0) r.split_k = split;
     if (tile > 0) r.tile = tile;
     if (swap >= 0) r.operands = swap == 1 ? ops::GemmOperands::swapped : ops::GemmOperands::plain;
