@@ -1186,6 +1186,35 @@ TEST(OpsMlpCost, ALightLoadRunsTheMmaFaster) {
   EXPECT_GT(r, 0.85);
 }
 
+// A swapped GEMM1 in split-K parts (MlpGemmShape::activation) pays swapped_act_split_part_us per part
+// per 128 tokens on top of the split sum: its last part sums the parts and applies the activation to
+// the transposed tile, which the fit's chains with a swapped GEMM1 in parts said the plain split term
+// under-priced (docs/mlp.md, "A swapped GEMM1 in parts"). One part, GEMM2 (no activation) or the plain
+// form pay nothing more. LLaMA-65B TP8 at M = 192 now plans GEMM1 plain 128x96 in one part, which its
+// tuning timed faster than the swapped 192-token GEMM1 in 3 parts on the H200 and the H100.
+TEST(OpsMlpCost, ASwappedGemm1InPartsPaysForItsActivation) {
+  MlpCostModel c{};
+  c.hbm_bytes_per_us = 1e12;  // off the HBM floor: the term adds as it is
+  MlpGemmShape g{160, 5504, 8192, 128, 3, 1, 160};
+  const double gemm2_like = mlp_gemm_cost_us(c, g, 132);
+  g.activation = true;
+  EXPECT_NEAR(mlp_gemm_cost_us(c, g, 132) - gemm2_like, c.swapped_act_split_part_us * 3 * 160 / 128.0, 1e-9);
+  g.split = 1;
+  const double one_part = mlp_gemm_cost_us(c, g, 132);
+  g.activation = false;
+  EXPECT_NEAR(mlp_gemm_cost_us(c, g, 132), one_part, 1e-9);
+  MlpGemmShape plain{160, 5504, 8192, 96, 2, 2};
+  const double plain_us = mlp_gemm_cost_us(c, plain, 132);
+  plain.activation = true;
+  EXPECT_NEAR(mlp_gemm_cost_us(c, plain, 132), plain_us, 1e-9);
+
+  auto p = plan_mlp(MlpShape{192, 8192, 2752, Activation::swiglu}, 132);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_TRUE(p.value().form1.operands == GemmOperands::plain) << p.value().log_line();
+  EXPECT_EQ(p.value().form1.tile, 96) << p.value().log_line();
+  EXPECT_EQ(p.value().form1.split_k, 1) << p.value().log_line();
+}
+
 // Another GPU's memory system (mlp_cost_model_for_hbm): the memory floor scales with its peak HBM
 // bandwidth, the SM's terms do not; the H200's own peak (4.8 TB/s by its datasheet; ~4.9 if its
 // attributes say 3.2 GHz x 6,144 bits, not read on an H200 here), or an unknown one (0), give the fit back.

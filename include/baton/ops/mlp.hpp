@@ -476,7 +476,7 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // among what request `r` leaves open: plain widths x split-K (only over fewer tiles than SMs, in
 // parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form in wide token
 // tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
-// faster than 2 and ran 1.2x slower). extra_us(tiles, split) adds what the caller's context costs a
+// faster than 2 and ran 1.2x slower). activation: the GEMM is the MLP's GEMM1 (MlpGemmShape::activation). extra_us(tiles, split) adds what the caller's context costs a
 // candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
 // Persistent CTAs (one part) are weighed beside one CTA per tile for a GEMM of more tiles than SMs,
 // unless the request says false, and not at width 96: a persistent 128x96 GEMM measured slower than
@@ -486,7 +486,8 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // a model that says so (MlpCostModel::plan_weighs_stream_k); asked for, it is the only form weighed.
 template <class Extra>
 [[nodiscard]] inline MlpGemmPick mlp_pick_free_form(const MlpCostModel& model, int m, int n, int k, int sms,
-                                                    const GemmFormRequest& r, int group, Extra&& extra_us) {
+                                                    const GemmFormRequest& r, int group, bool activation,
+                                                    Extra&& extra_us) {
   MlpGemmPick best;
   const int k_tiles = ceil_div(k, kMlpTileK);
   auto consider = [&](GemmOperands ops, int tile) {
@@ -515,6 +516,7 @@ template <class Extra>
         MlpGemmShape g{m, n, k, swapped ? kMlpTileN : tile, sp, group, swapped ? tile : 0};
         g.persistent = loop != Loop::per_tile;
         g.stream_k = loop == Loop::stream_k;
+        g.activation = activation;
         const double us = mlp_gemm_cost_us(model, g, sms) + extra_us(tiles, sp);
         if (best.us < 0 || us < best.us) {
           best = MlpGemmPick{GemmForm{ops, tile, sp, false}, us};
@@ -665,7 +667,7 @@ template <class Extra>
       const bool pdl = opt.launch ? *opt.launch == Gemm2Launch::pdl : tiles * sp <= int64_t(sms);
       return pdl ? 0.0 : fit.serial_gap_us;
     };
-    return detail::mlp_pick_free_form(fit, s.m, n, k, sms, r, group, gap);
+    return detail::mlp_pick_free_form(fit, s.m, n, k, sms, r, group, first, gap);
   };
   const detail::MlpGemmPick g1 = pick(opt.gemm1, n1, s.hidden, k1, true);
   const detail::MlpGemmPick g2 = pick(opt.gemm2, s.hidden, s.ffn, k2, false);
@@ -692,14 +694,14 @@ template <class Extra>
   auto modeled = [](const GemmForm& f) {
     return !f.cta_pairs && !f.band_pairs && !(f.operands == GemmOperands::swapped && f.tile == kMlpSwapTileN);
   };
-  auto shape_of = [&](const GemmForm& f, int n, int k) {
+  auto shape_of = [&](const GemmForm& f, int n, int k, bool activation) {
     const bool swapped = f.operands == GemmOperands::swapped;
     return MlpGemmShape{s.m, n, k, swapped ? kMlpTileN : f.tile, f.split_k, p.group_m, swapped ? f.tile : 0,
-                        f.persistent, f.stream_k};
+                        f.persistent, f.stream_k, activation};
   };
   if (none && modeled(p.form1) && modeled(p.form2) && p.l2_prefetch_kblocks == 0)
-    p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden), shape_of(p.form2, s.hidden, s.ffn),
-                                      p.launch == Gemm2Launch::pdl, sms);
+    p.expected_us = mlp_chain_cost_us(model, shape_of(p.form1, n1, s.hidden, true),
+                                      shape_of(p.form2, s.hidden, s.ffn, false), p.launch == Gemm2Launch::pdl, sms);
   return p;
 }
 
@@ -755,7 +757,8 @@ struct FreeGemmPlan {
   } else {
     GemmFormRequest one_cta_per_tile = r;  // a free GEMM has no persistent form (its ops launch without the SM count)
     one_cta_per_tile.persistent = false;
-    p.form = detail::mlp_pick_free_form(model, m, n, k, sms, one_cta_per_tile, p.group_m, [](int64_t, int) { return 0.0; }).form;
+    p.form = detail::mlp_pick_free_form(model, m, n, k, sms, one_cta_per_tile, p.group_m, false,
+                                        [](int64_t, int) { return 0.0; }).form;
   }
   const bool narrow_swapped = p.form.operands == GemmOperands::swapped && p.form.tile == kMlpSwapTileN;
   if (narrow_swapped && !have.narrow_swapped)

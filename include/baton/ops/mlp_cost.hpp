@@ -53,17 +53,22 @@
 namespace baton::ops {
 
 struct MlpCostModel {
-  double kblock_mma_us = 0.3980;       // one 128 x 128 x 64 k-block on the tensor cores (both warp groups), at full load
+  double kblock_mma_us = 0.39777;      // one 128 x 128 x 64 k-block on the tensor cores (both warp groups), at full load
   double kblock_fixed_us = 0.0269;     // per k-block, whatever its width
-  double cta_us = 3.94;                // per CTA: start, pipeline fill, epilogue
+  double cta_us = 3.9486;              // per CTA: start, pipeline fill, epilogue
   double sm_bytes_per_us = 57136.0;    // weight bytes one SM streams per microsecond
   double hbm_bytes_per_us = 3.6942e6;  // the whole GPU's
-  double split_reduce_us = 5.81;       // summing a split GEMM's parts, per 128 columns of a tile
+  double split_reduce_us = 5.5751;     // summing a split GEMM's parts, per 128 columns of a tile
   double launch_us = 1.81;             // per chain
-  double serial_gap_us = 3.80;         // GEMM2 launched after GEMM1 (not PDL)
+  double serial_gap_us = 3.7821;       // GEMM2 launched after GEMM1 (not PDL)
   // ... plus this per split-K part, per 128 columns: the last part to arrive reads every part's fp32
   // partial tile back (128 x 128 x 4 bytes at one SM's share of the memory system is ~1 us).
-  double split_part_us = 0.606;
+  double split_part_us = 0.63995;
+  // A swapped GEMM1 in split-K parts pays this per part, per 128 tokens, on top: the last part sums
+  // the parts and applies the activation to the transposed tile. Without it the fit's chains with a swapped
+  // GEMM1 in 2 / 3 / 4 parts were modeled 1-6% / 2-7% / 13% fast, those with GEMM2 so split about right.
+  // Fitted with the other constants (docs/mlp.md, "A swapped GEMM1 in parts").
+  double swapped_act_split_part_us = 0.94124;
   // How much faster the tensor cores run a k-block when the GEMM keeps fewer of them busy: the k-block's
   // MMA time is scaled by 1 - mma_power_gain x (1 - load), load being the mean tensor-core duty of the
   // GEMM's CTAs (1 where the MMA bounds a k-block, MMA over streaming time where streaming does: a
@@ -72,7 +77,7 @@ struct MlpCostModel {
   // against 1,410-1,500 MHz from M = 128 on, docs/mlp.md "Clocks"); without the term the fit
   // over-priced GEMMs whose last row band holds <= 64 rows in one wave by ~10%. Fitted with the
   // other constants (docs/mlp.md, "The MMA's clock under a light load").
-  double mma_power_gain = 0.363;
+  double mma_power_gain = 0.36789;
   // A persistent CTA's cost per tile after its first: what of the start, fill and epilogue (cta_us) the
   // loop does not hide. Fitted alone, the other constants held, so that the persistent chains the op's
   // tuning timed have no mean error against the other chains of their shape (docs/mlp.md, "Persistent
@@ -128,6 +133,7 @@ struct MlpGemmShape {
   int swap_tokens = 0;
   bool persistent = false;  // one CTA per SM looping over the tiles (split 1 only; see above)
   bool stream_k = false;    // with persistent: the CTAs share all tiles' k-blocks (see above)
+  bool activation = false;  // the epilogue applies the MLP's activation (GEMM1; swapped_act_split_part_us)
 };
 
 inline constexpr int kMlpCostTileM = 128, kMlpCostTileK = 64;
@@ -188,7 +194,9 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
              : g.persistent && g.split == 1
                  ? c.cta_us + double(per_sm - 1) * c.persistent_tile_us + double(per_sm * longest) * per_kb
                  : detail::equal_ctas_makespan_us(ctas, sms, c.cta_us + double(longest) * per_kb);
-  if (g.split > 1) t += (c.split_reduce_us + c.split_part_us * g.split) * double(g.swap_tokens) / 128.0;
+  if (g.split > 1)
+    t += (c.split_reduce_us + (c.split_part_us + (g.activation ? c.swapped_act_split_part_us : 0.0)) * g.split) *
+         double(g.swap_tokens) / 128.0;
   const double bytes = double(g.n) * g.k * 2 + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
   const double hbm = bytes / c.hbm_bytes_per_us;
   return detail::with_hbm_floor(c, t, hbm);
