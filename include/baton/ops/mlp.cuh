@@ -530,9 +530,9 @@ struct MlpRunOptions {
   bool tune_persistent = true;
   // Tuning also tries stream-K (GemmFormRequest::stream_k) on each GEMM whose last wave of tiles is
   // under 90% full: the planned forms with GEMM1, GEMM2 or both stream-K, and every pair of plain
-  // widths with those GEMMs stream-K (docs/mlp.md, "Stream-K"). Off by default until the stream-K
-  // kernel's device tests and timings are in (tuning keeps the fastest candidate, so a kernel not yet
-  // checked on a GPU must not be among them unasked); the cache key says when it is on.
+  // widths with those GEMMs stream-K (docs/mlp.md, "Stream-K"). Off by default: the candidates are
+  // correct but measured slower at most shapes, and each one costs tuning time; the cache key says
+  // when it is on.
   bool tune_stream_k = false;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the
