@@ -475,9 +475,10 @@ inline Grid mlp_gemm_grid(const GemmForm& f, int m, int n) {
 // The form of least modeled time (mlp_cost.hpp) of one GEMM without waits, D [m, n] = A [m, k] W [n, k]^T,
 // among what request `r` leaves open: plain widths x split-K (only over fewer tiles than SMs, in
 // parts of >= 8 k-blocks), and, with the operands and tile open, the swapped form in wide token
-// tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of GPT-3's 160-token GEMM1 at m = 129 modeled
-// faster than 2 and ran 1.2x slower). activation: the GEMM is the MLP's GEMM1 (MlpGemmShape::activation). extra_us(tiles, split) adds what the caller's context costs a
-// candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
+// tiles, one that covers m or, past 192 tokens, up to two of either width (in at most 3 parts: 8 parts of
+// GPT-3's 160-token GEMM1 at m = 129 modeled faster than 2 and ran 1.2x slower). activation: the GEMM is
+// the MLP's GEMM1 (MlpGemmShape::activation). extra_us(tiles, split) adds what the caller's context costs
+// a candidate (GEMM1: the serial gap when it is not PDL-launched). CTA pairs only when asked for.
 // Persistent CTAs (one part) are weighed beside one CTA per tile for a GEMM of more tiles than SMs,
 // unless the request says false, and not at width 96: a persistent 128x96 GEMM measured slower than
 // the same GEMM one CTA per tile, where the wider and swapped tiles measured faster (docs/mlp.md,
