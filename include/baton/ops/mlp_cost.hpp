@@ -65,18 +65,17 @@ struct MlpCostModel {
   // partial tile back (128 x 128 x 4 bytes at one SM's share of the memory system is ~1 us).
   double split_part_us = 0.63995;
   // A swapped GEMM1 in split-K parts pays this per part, per 128 tokens, on top: the last part sums
-  // the parts and applies the activation to the transposed tile. Without it the fit's chains with a swapped
-  // GEMM1 in 2 / 3 / 4 parts were modeled 1-6% / 2-7% / 13% fast, those with GEMM2 so split about right.
-  // Fitted with the other constants (docs/mlp.md, "A swapped GEMM1 in parts").
+  // the parts and applies the activation to the transposed tile. Without it the timed chains with a
+  // swapped GEMM1 in parts ran slower than modeled, more so the more parts, while a swapped GEMM2 so
+  // split did not. Fitted with the other constants (docs/mlp.md, "A swapped GEMM1 in parts").
   double swapped_act_split_part_us = 0.94124;
   // How much faster the tensor cores run a k-block when the GEMM keeps fewer of them busy: the k-block's
   // MMA time is scaled by 1 - mma_power_gain x (1 - load), load being the mean tensor-core duty of the
   // GEMM's CTAs (1 where the MMA bounds a k-block, MMA over streaming time where streaming does: a
   // tile whose rows fill one warp group of two) times the share of the SMs they fill. The GPU runs at
-  // its power limit under a full MMA load and clocks up under a lighter one (1,980 MHz at decode
-  // against 1,410-1,500 MHz from M = 128 on, docs/mlp.md "Clocks"); without the term the fit
-  // over-priced GEMMs whose last row band holds <= 64 rows in one wave by ~10%. Fitted with the
-  // other constants (docs/mlp.md, "The MMA's clock under a light load").
+  // its power limit under a full MMA load and clocks up under a lighter one; without the term the
+  // model over-priced the GEMMs whose last row band holds <= 64 rows, in one wave. Fitted with the
+  // other constants (docs/mlp.md, "The MMA's clock under a light load", has the clocks and the fit).
   double mma_power_gain = 0.36789;
   // A persistent CTA's cost per tile after its first: what of the start, fill and epilogue (cta_us) the
   // loop does not hide. Fitted alone, the other constants held, so that the persistent chains the op's
