@@ -23,6 +23,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_gelu_swapped176     | SwapUpConfigT<Activation::gelu, 176>   | PlainStage            | none"
   "up_gelu_swapped208     | SwapUpConfigT<Activation::gelu, 208>   | PlainStage            | none"
   "up_gelu_band           | BandUpConfig<Activation::gelu>     | PlainStage                | none"
+  "up_gelu_160            | PlainUpConfigT<Activation::gelu, 160>  | PlainStage            | none"
+  "up_gelu_224            | PlainUpConfigT<Activation::gelu, 224>  | PlainStage            | none"
   # (the _band rows: 128x192 band pairs, 2x1 clusters multicasting the weights; tuning's candidates)
   # GEMM1, SwiGLU pairs (the swapped ones: wide token tiles only)
   "up_swiglu              | UpConfig<Activation::swiglu>       | PlainStage                | none"
@@ -38,6 +40,8 @@ set(BATON_MLP_KERNEL_TABLE
   "up_swiglu_swapped176   | SwapUpConfigT<Activation::swiglu, 176> | PlainStage            | none"
   "up_swiglu_swapped208   | SwapUpConfigT<Activation::swiglu, 208> | PlainStage            | none"
   "up_swiglu_band         | BandUpConfig<Activation::swiglu>   | PlainStage                | none"
+  "up_swiglu_160          | PlainUpConfigT<Activation::swiglu, 160> | PlainStage           | none"
+  "up_swiglu_224          | PlainUpConfigT<Activation::swiglu, 224> | PlainStage           | none"
   # GEMM2: the chain's (plain, waiting per k-block / per row), PDL-launched forms, the plain widths
   "down                   | DownConfig                         | PlainStage                | none"
   "down_kblock            | DownConfig                         | ConsumerStage<KBlock>     | none"
@@ -64,6 +68,11 @@ set(BATON_MLP_KERNEL_TABLE
   "down_swapped176_after_grid | SwapDownConfigT<176>           | PlainStage                | before_loads"
   "down_swapped208        | SwapDownConfigT<208>               | PlainStage                | none"
   "down_swapped208_after_grid | SwapDownConfigT<208>           | PlainStage                | before_loads"
+  # GEMM2 in the plain extended widths (kMlpExtendedTileWidths), plain and PDL-launched
+  "down_160               | PlainDownConfigT<160>              | PlainStage                | none"
+  "down_160_after_grid    | PlainDownConfigT<160>              | PlainStage                | before_a"
+  "down_224               | PlainDownConfigT<224>              | PlainStage                | none"
+  "down_224_after_grid    | PlainDownConfigT<224>              | PlainStage                | before_a"
 )
 # The optional forms (MlpKernelForms in baton/ops/mlp.hpp), 7 kernels: plan_mlp never picks them on
 # its own, only a request (GemmFormRequest::cta_pairs; GemmOperands::swapped at m <= 32) or tuning
@@ -85,7 +94,8 @@ set(BATON_MLP_EXTRA_KERNEL_TABLE
 if(BATON_MLP_EXTRA_KERNELS)
   list(APPEND BATON_MLP_KERNEL_TABLE ${BATON_MLP_EXTRA_KERNEL_TABLE})
 endif()
-# The rows whose tile width is not one of CuTe's standard GMMA widths (the 144-, 160- and 224-token swapped tiles):
+# The rows whose tile width is not one of CuTe's standard GMMA widths (the swapped tiles of 144-224 tokens, the
+# plain 160- and 224-wide tiles):
 # their translation units define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, every other one compiles
 # without it (~30 s less each; baton/cutlass/sm90_gemm.cuh). A row missing here that needs it fails
 # GemmConfig's static_assert, naming the macro.
@@ -93,4 +103,5 @@ set(BATON_MLP_EXTENDED_MMA_ROWS up_gelu_swapped160 up_swiglu_swapped160 down_swa
     up_gelu_swapped224 up_swiglu_swapped224 down_swapped224 down_swapped224_after_grid
     up_gelu_swapped144 up_swiglu_swapped144 down_swapped144 down_swapped144_after_grid
     up_gelu_swapped176 up_swiglu_swapped176 down_swapped176 down_swapped176_after_grid
-    up_gelu_swapped208 up_swiglu_swapped208 down_swapped208 down_swapped208_after_grid)
+    up_gelu_swapped208 up_swiglu_swapped208 down_swapped208 down_swapped208_after_grid
+    up_gelu_160 up_swiglu_160 down_160 down_160_after_grid up_gelu_224 up_swiglu_224 down_224 down_224_after_grid)

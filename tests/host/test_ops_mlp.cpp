@@ -142,7 +142,9 @@ TEST(OpsMlpPlan, CallerPolicyWins) {
 // m = 320, 2026-12-06: swapped 160-token GEMM2 144.6 us, both swapped 151.8, plain 128x256/128x96
 // 162.7; bench/results/h200/mlp-swapped-tokens.csv). One H100 timing joins it: LLaMA-65B at m = 1000
 // with GEMM1 in six 176-token tiles ran 1.011x the 128x192/128x256 chain of this set in one call (H100
-// run 109, bench/results/h100/mlp-swap-176-208.csv.gz; no H200 has timed it).
+// run 109, bench/results/h100/mlp-swap-176-208.csv.gz; no H200 has timed it). And one of the plain
+// 224-wide tiles: Llama-2-70B at m = 768 with GEMM1 in them (persistent) ran 0.81x the 128x96 chain of
+// this set, alternated in one call (H100 runs 133-134, bench/results/h100/mlp-plain-widths.csv.gz).
 TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) {
   struct Want {
     int m, h, f;
@@ -161,7 +163,7 @@ TEST(OpsMlpPlan, TheCostModelPicksAChainTheH200TimedWithin5PercentOfTheFastest) 
       Want{64, 4096, 11008, Activation::swiglu, {{96, 1, 96, 3}, {192, 1, 96, 3}, {192, 1, 128, 4}, {256, 1, 96, 3}}},
       Want{320, 4096, 11008, Activation::swiglu, {{128, 1, 96, 1}, {256, 1, 96, 1}, {256, 1, -160, 2}, {-160, 1, -160, 2}}},
       Want{4, 8192, 7168, Activation::swiglu, {{128, 1, 96, 1}, {128, 1, 128, 2}, {128, 1, 192, 3}, {128, 1, 256, 4}, {192, 1, 96, 1}, {192, 1, 128, 2}, {192, 1, 192, 3}}},
-      Want{768, 8192, 7168, Activation::swiglu, {{96, 1, 192, 1}}},
+      Want{768, 8192, 7168, Activation::swiglu, {{96, 1, 192, 1}, {224, 1, 192, 1}}},
   };
   for (const Want& w : wants) {
     auto p = plan_mlp(MlpShape{w.m, w.h, w.f, w.act}, 132);
@@ -203,18 +205,19 @@ TEST(OpsMlpPlan, TileWidthRequestsAreChecked) {
   EXPECT_EQ(p.value().form2.tile, 128);
   EXPECT_EQ(p.value().gemm1.n, 4);
   baton::ops::MlpOptions odd = o;
-  odd.gemm2.tile = 160;
+  odd.gemm2.tile = 176;
   auto e1 = plan_mlp(s, 132, odd);
   ASSERT_FALSE(e1.ok());
   EXPECT_EQ(e1.error().code(), baton::errc::invalid_argument);
-  EXPECT_NE(e1.error().message().find("gemm2 tile width 160: the kernels have 96, 128, 192 and 256"), std::string::npos)
+  EXPECT_NE(e1.error().message().find("gemm2 tile width 176: the kernels have 96, 128, 160, 192, 224 and 256"),
+            std::string::npos)
       << e1.error().message();
   baton::ops::MlpOptions waits = o;
   waits.policy = MlpPolicy::kblock;
   auto e2 = plan_mlp(s, 132, waits);
   ASSERT_FALSE(e2.ok());
   EXPECT_EQ(e2.error().code(), baton::errc::not_supported);
-  EXPECT_NE(e2.error().message().find("128x96, 128x192 and 128x256 tiles need policy none"), std::string::npos)
+  EXPECT_NE(e2.error().message().find("tiles other than 128x128 (256 wide) need policy none"), std::string::npos)
       << e2.error().message();
   // A wide GEMM takes the caller's split-K, or chooses one over its own tiles (4 x 4 = 16 here).
   baton::ops::MlpOptions split = o;
@@ -897,18 +900,26 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
 // tiles within 0.3%, as the H200's timings of the two at m = 384 disagree by run: docs/mlp.md.)
 TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
   struct Want {
-    int m, tile;  // tile 0: both GEMMs plain
+    int m, tile1, tile2;  // a GEMM's token tile, 0: plain
   };
-  for (const Want w : {Want{257, 144}, Want{288, 144}, Want{320, 160}, Want{385, 224}, Want{448, 224}, Want{256, 0}}) {
+  for (const Want w : {Want{257, 144, 144}, Want{288, 144, 144}, Want{320, 160, 160}, Want{385, 0, 224},
+                       Want{448, 0, 224}, Want{256, 0, 0}}) {
     auto p = plan_mlp(MlpShape{w.m, 8192, 7168, Activation::swiglu}, 132);
     ASSERT_TRUE(p.ok()) << p.error().to_string();
     const MlpPlan& pl = p.value();
-    for (const baton::ops::GemmForm& f : {pl.form1, pl.form2}) {
-      EXPECT_EQ(f.operands == GemmOperands::swapped, w.tile != 0) << "m=" << w.m << ": " << pl.log_line();
-      if (w.tile != 0) EXPECT_EQ(f.tile, w.tile) << pl.log_line();
+    for (const auto& [f, tile] : {std::pair{pl.form1, w.tile1}, std::pair{pl.form2, w.tile2}}) {
+      EXPECT_EQ(f.operands == GemmOperands::swapped, tile != 0) << "m=" << w.m << ": " << pl.log_line();
+      if (tile != 0) EXPECT_EQ(f.tile, tile) << pl.log_line();
     }
-    if (w.tile != 0) EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line();  // two token tiles
+    if (w.tile1 != 0) EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line();  // two token tiles
+    if (w.tile2 != 0) EXPECT_EQ(pl.gemm2.n, 2) << pl.log_line();
   }
+  // At 385-448 GEMM1 runs plain in 128x224 tiles (persistent: 4 bands x 64 = 256 tiles), where two
+  // 224-token tiles made 224 CTAs: 0.97x the both-swapped chain at 385 and 448, alternated in one call
+  // (H100 runs 133-134, bench/results/h100/mlp-plain-widths.csv.gz).
+  auto p = plan_mlp(MlpShape{448, 8192, 7168, Activation::swiglu}, 132);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.value().form1.tile, baton::ops::kMlpTile224N) << p.value().log_line();
 }
 
 // Past 448 tokens the plan weighs three or more token tiles of 160, 192 or 224 (never 144) up to nine
@@ -956,18 +967,27 @@ TEST(OpsMlpPlan, AutomaticSwapPastTwoTokenTiles) {
       EXPECT_FALSE(swapped_any(p.value())) << p.value().log_line();
     }
   // 176- and 208-token tiles only past two of the widest tiles; where they pad the fewest columns the
-  // plan takes them: Phi-2 at 1000-1025 (6 x 176 = 1056 columns; H100 run 109: 0.86-0.88x the plan
-  // without them) and LLaMA-65B at 1025.
+  // plan takes them: Phi-2 at 1025 (6 x 176 = 1056 columns; H100 run 109: 0.86-0.88x the plan without
+  // them at 1000-1025) and LLaMA-65B at 1025.
   using baton::ops::mlp_swap_tile_serves;
   for (int t : {176, 208}) {
     EXPECT_FALSE(mlp_swap_tile_serves(t, 448));
     EXPECT_TRUE(mlp_swap_tile_serves(t, 449));
   }
-  for (int m : {1000, 1024, 1025}) {
-    auto p = plan_mlp(MlpShape{m, phi2.h, phi2.f, phi2.act}, 132);
+  {
+    auto p = plan_mlp(MlpShape{1025, phi2.h, phi2.f, phi2.act}, 132);
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(p.value().form2.operands, GemmOperands::swapped) << p.value().log_line();
     EXPECT_EQ(p.value().form2.tile, 176) << p.value().log_line();
+  }
+  // At full row bands (1000-1024) GEMM2 (n = 2560) runs plain in 128x160 tiles: 8 bands x 16 = 128
+  // CTAs, one wave, where six 176-token tiles made 120 of a tenth more work each: 0.95-0.96x the chain
+  // with them, alternated in one call (H100 runs 133-134, bench/results/h100/mlp-plain-widths.csv.gz).
+  for (int m : {1000, 1024}) {
+    auto p = plan_mlp(MlpShape{m, phi2.h, phi2.f, phi2.act}, 132);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p.value().form2.operands, GemmOperands::plain) << p.value().log_line();
+    EXPECT_EQ(p.value().form2.tile, baton::ops::kMlpTile160N) << p.value().log_line();
   }
   auto l65 = plan_mlp(MlpShape{1025, llama65.h, llama65.f, llama65.act}, 132);
   ASSERT_TRUE(l65.ok());
@@ -1285,13 +1305,29 @@ TEST(OpsMlpCost, ASwappedTileComputesEveryTokenColumn) {
   EXPECT_NEAR(mlp_gemm_cost_us(mem, MlpGemmShape{161, 8192, 8192, 128, 1, 1, 160}, 132), floor_us, 1e-9);
 }
 
+// A width between the standard ones sizes the tile to the waves: GPT-3's GEMM1 (n = 6144, k = 12288) at
+// 384 tokens in three row bands makes 144 CTAs of 128 columns (two waves on 132 SMs), 96 of 192 (one
+// wave of wide tiles) and 117 of 160: one wave of tiles a sixth narrower, the least of all widths.
+TEST(OpsMlpCost, AnExtendedWidthFitsTheWaves) {
+  MlpCostModel c;
+  auto cost = [&](int w) { return mlp_gemm_cost_us(c, MlpGemmShape{384, 6144, 12288, w, 1, 3}, 132); };
+  for (int w : baton::ops::kMlpTileWidths)
+    if (w != baton::ops::kMlpTile160N) EXPECT_LT(cost(baton::ops::kMlpTile160N), cost(w)) << w;
+  EXPECT_LT(cost(192), cost(128));  // one wave of wider tiles beats two of narrower ones
+  auto p = plan_mlp(MlpShape{384, 12288, 6144, Activation::gelu}, 132);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p.value().form1.operands, GemmOperands::plain) << p.value().log_line();
+  EXPECT_EQ(p.value().form1.tile, baton::ops::kMlpTile160N) << p.value().log_line();
+  EXPECT_EQ(p.value().gemm1.size(), 117) << p.value().log_line();
+}
+
 // Llama-2-70B TP4's GEMM1 at M = 129: plain 128-row tiles make two bands of 112 tiles (1.7 waves
 // of the full band's cost at 128 columns, or one wave of 256-wide tiles that each compute
 // 128 x 256); one 160-token swapped tile per weight tile is cheaper than any of them.
 TEST(OpsMlpCost, OneSwappedTokenTileBeatsTwoPlainBands) {
   MlpCostModel c;
   const double swapped = mlp_gemm_cost_us(c, MlpGemmShape{129, 14336, 8192, 128, 1, 2, 160}, 132);
-  for (int w : {96, 128, 192, 256})
+  for (int w : baton::ops::kMlpTileWidths)
     for (int split : {1, 2})
       EXPECT_LT(swapped, mlp_gemm_cost_us(c, MlpGemmShape{129, 14336, 8192, w, split, 2}, 132)) << w << " " << split;
 }

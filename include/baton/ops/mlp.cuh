@@ -71,20 +71,23 @@ namespace baton::ops {
 namespace mlp_kernels {
 using bf16 = ::cutlass::bfloat16_t;
 // The op's GEMM configurations for a tile of 128 rows x N computed columns x 64-deep k-blocks:
-// GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 96 / 192 /
-// 256 (GemmForm::tile of plan_mlp's plain forms) for GEMMs without edges.
+// GEMM1 with the GeLU epilogue or as SwiGLU pairs, GEMM2 plain. N = 128 everywhere; N = 96 / 160 /
+// 192 / 224 / 256 (GemmForm::tile of plan_mlp's plain forms) for GEMMs without edges.
 template <int N>
 using TileN = cute::Shape<cute::_128, cute::Int<N>, cute::_64>;
 using GeluFusion =
     ::cutlass::epilogue::fusion::LinCombEltAct<::cutlass::epilogue::thread::GELU, bf16, float, void, float>;
+// GEMM2's epilogue (and the SwiGLU pairs', whose pair step is the kernel's): D = bf16(acc). A name of
+// its own, so that a configuration naming it does not instantiate another (a width of CuTe's extended
+// GMMA shapes must not be instantiated in a unit without them).
+using DownFusion = ::cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>;
 template <int N, int ClusterN = 1, int ClusterM = 1>
-using DownConfigN = sm90::GemmConfig<TileN<N>, ::cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>,
-                                     false, ::cutlass::layout::RowMajor, ClusterN, ClusterM>;
+using DownConfigN = sm90::GemmConfig<TileN<N>, DownFusion, false, ::cutlass::layout::RowMajor, ClusterN, ClusterM>;
 template <Activation A, int N, int ClusterN = 1, int ClusterM = 1>
 using UpConfigN = std::conditional_t<
     A == Activation::gelu,
     sm90::GemmConfig<TileN<N>, GeluFusion, false, ::cutlass::layout::RowMajor, ClusterN, ClusterM>,
-    sm90::GemmConfig<TileN<N>, typename DownConfigN<N>::FusionOp, /*SwiGluPairs=*/true, ::cutlass::layout::RowMajor,
+    sm90::GemmConfig<TileN<N>, DownFusion, /*SwiGluPairs=*/true, ::cutlass::layout::RowMajor,
                      ClusterN, ClusterM>>;
 
 using Tile = TileN<kMlpTileN>;
@@ -118,6 +121,11 @@ using WideSwiGluConfig = UpConfigN<Activation::swiglu, kMlpWideTileN>;
 using WideDownConfig = DownConfigN<kMlpWideTileN>;
 template <Activation A>
 using WideUpConfig = UpConfigN<A, kMlpWideTileN>;
+// The plain widths of CuTe's extended GMMA shapes (W in kMlpExtendedTileWidths: 160, 224).
+template <Activation A, int W>
+using PlainUpConfigT = UpConfigN<A, W>;
+template <int W>
+using PlainDownConfigT = DownConfigN<W>;
 // The swapped GEMMs (GemmOperands::swapped) in tiles of 128 weight rows x T tokens,
 // D column-major (D^T row-major: the [tokens, features] activation): GEMM2 as W2 [H, F] x Y^T,
 // GEMM1 as W1 x X^T with the GeLU epilogue or as SwiGLU pairs (W1's packed gate/up rows).
@@ -253,6 +261,21 @@ struct Inline {
   static result<StageLaunch> down_swapped_after_grid(const PlainStage& s, const sm90::GemmArguments<SwapDownConfig>& a) {
     return sm90::Gemm<SwapDownConfig, PlainStage, sm90::GridWaitBeforeLoads>::make_launch(s, a);
   }
+  // Plain tiles of the extended widths (W in kMlpExtendedTileWidths), no edges; GEMM2 also
+  // PDL-launched, weights first (as down_after_grid).
+  template <int W>
+  static result<StageLaunch> up_plain_wide(const PlainStage& s, const sm90::GemmArguments<PlainUpConfigT<A, W>>& a) {
+    return sm90::Gemm<PlainUpConfigT<A, W>, PlainStage>::make_launch(s, a);
+  }
+  template <int W>
+  static result<StageLaunch> down_plain_wide(const PlainStage& s, const sm90::GemmArguments<PlainDownConfigT<W>>& a) {
+    return sm90::Gemm<PlainDownConfigT<W>, PlainStage>::make_launch(s, a);
+  }
+  template <int W>
+  static result<StageLaunch> down_plain_wide_after_grid(const PlainStage& s,
+                                                        const sm90::GemmArguments<PlainDownConfigT<W>>& a) {
+    return sm90::Gemm<PlainDownConfigT<W>, PlainStage, sm90::GridWaitBeforeA>::make_launch(s, a);
+  }
   // The same with wide token tiles (T in kMlpSwapWideTiles), GEMM1 with either epilogue.
   template <int T>
   static result<StageLaunch> up_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapUpConfigT<A, T>>& a) {
@@ -284,6 +307,15 @@ concept MlpSwappedWideKernels = requires(const PlainStage& plain, const sm90::Ge
   { K::template up_swapped_wide<T>(plain, up) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide<T>(plain, down) } -> std::same_as<result<StageLaunch>>;
   { K::template down_swapped_wide_after_grid<T>(plain, down) } -> std::same_as<result<StageLaunch>>;
+};
+// The three plain GEMMs of one extended width W (kMlpExtendedTileWidths): GEMM1 (GeLU or SwiGLU
+// pairs), GEMM2, and GEMM2 PDL-launched.
+template <class K, Activation A, int W>
+concept MlpPlainWidthKernels = requires(const PlainStage& plain, const sm90::GemmArguments<PlainUpConfigT<A, W>>& up,
+                                        const sm90::GemmArguments<PlainDownConfigT<W>>& down) {
+  { K::template up_plain_wide<W>(plain, up) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_plain_wide<W>(plain, down) } -> std::same_as<result<StageLaunch>>;
+  { K::template down_plain_wide_after_grid<W>(plain, down) } -> std::same_as<result<StageLaunch>>;
 };
 template <class K, Activation A>
 concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBlock>& up_kblock,
@@ -338,6 +370,7 @@ concept MlpKernelSet = requires(const PlainStage& plain, const ProducerStage<KBl
   { K::template down_swapped_wide_after_grid<kMlpSwapWideTileN>(plain, down_swapped_wide) } -> std::same_as<result<StageLaunch>>;
 } && MlpSwappedWideKernels<K, A, kMlpSwapWiderTileN> && MlpSwappedWideKernels<K, A, kMlpSwapSlimTileN> &&
     MlpSwappedWideKernels<K, A, kMlpSwap176TileN> && MlpSwappedWideKernels<K, A, kMlpSwap208TileN> &&
+    MlpPlainWidthKernels<K, A, kMlpTile160N> && MlpPlainWidthKernels<K, A, kMlpTile224N> &&
     (A != Activation::gelu || requires(const PlainStage& plain, const sm90::GemmArguments<SwapGeluConfig>& a) {
   { K::up_swapped(plain, a) } -> std::same_as<result<StageLaunch>>;
 });
@@ -398,7 +431,7 @@ FormedGemm formed_gemm(sm90::GemmArguments<Config> a, int split_k, const sm90::N
 }
 inline FormedGemm unformed_gemm(status why) { return FormedGemm{0, std::move(why), {}, {}}; }
 inline std::string no_gemm_width(const std::string& what, int w) {
-  return what + " has no kernel for tile width " + std::to_string(w) + " (kernels: 96, 128, 192, 256)";
+  return what + " has no kernel for tile width " + std::to_string(w) + " (kernels: " + kMlpTileWidthsText + ")";
 }
 
 // D [m, n] = A [m, k] W [n, k]^T without activation (MLP's GEMM2; the attention's QKV and O-proj GEMMs
@@ -445,7 +478,15 @@ FormedGemm plain_gemm_in_form(const GemmForm& f, int m, int n, int k, const mlp_
     else
       return unformed_gemm(mlp_missing_kernels(what + " swapped in 32-token tiles"));
   }
+  auto plain_wide = [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    return form(std::type_identity<PlainDownConfigT<W>>{}, [](const auto& st, const auto& args, bool after_grid) {
+      return after_grid ? K::template down_plain_wide_after_grid<W>(st, args) : K::template down_plain_wide<W>(st, args);
+    });
+  };
   switch (f.tile) {
+    case kMlpTile160N: return plain_wide(std::integral_constant<int, kMlpTile160N>{});
+    case kMlpTile224N: return plain_wide(std::integral_constant<int, kMlpTile224N>{});
     case kMlpTileN:
       return form(std::type_identity<DownConfig>{}, [](const auto& st, const auto& args, bool after_grid) {
         return after_grid ? K::down_after_grid(st, args) : K::down(st, args);
@@ -936,7 +977,14 @@ class Mlp {
                                                        std::to_string(f.tile) + "-token tiles for " +
                                                        to_string(Act) + " (kernels: 144, 160, 176, 192, 208, 224, and 32 with GeLU)"));
     }
+    auto plain_wide = [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      return form(std::type_identity<PlainUpConfigT<Act, W>>{},
+                  [](const auto& st, const auto& a, bool) { return Kernels::template up_plain_wide<W>(st, a); });
+    };
     switch (f.tile) {
+      case kMlpTile160N: return plain_wide(std::integral_constant<int, kMlpTile160N>{});
+      case kMlpTile224N: return plain_wide(std::integral_constant<int, kMlpTile224N>{});
       case kMlpTileN:
         return form(std::type_identity<UpConfig<Act>>{}, [](const auto& st, const auto& a, bool) { return Kernels::up(st, a); });
       case kMlpNarrowTileN:
@@ -989,8 +1037,8 @@ class Mlp {
     const bool plain_forms = edge_ok(plan_.form1) && edge_ok(plan_.form2);
     if (!plain_forms && plan_.policy != MlpPolicy::none)
       return status(errc::not_supported,
-                    "baton::ops::mlp: 128x96, 128x192 and 128x256 tiles, CTA and band pairs and the swapped GEMMs need "
-                    "policy none");
+                    "baton::ops::mlp: tiles other than 128x128 (96-256 wide), CTA and band pairs and the swapped GEMMs "
+                    "need policy none");
     BATON_TRY(detail::alloc_zeroed(sw1_, f1.split_bytes, stream, "split-K workspace (gemm1)"));
     BATON_TRY(detail::alloc_zeroed(sw2_, f2.split_bytes, stream, "split-K workspace (gemm2)"));
     // Shapes and pointers (and the split-K workspaces) before any stage is built or bound.

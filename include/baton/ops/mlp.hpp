@@ -58,7 +58,8 @@ struct MlpShape {
 };
 
 // How one GEMM of the op runs.
-//   plain    activations x weights^T: tiles of 128 tokens x `tile` computed columns (96, 128, 192, 256)
+//   plain    activations x weights^T: tiles of 128 tokens x `tile` computed columns (96, 128, 160, 192,
+//            224, 256)
 //   swapped  weights x activations^T: tiles of 128 weight rows x `tile` tokens (32, 144-224), the
 //            output written column-major, i.e. as the row-major [tokens, features] activation
 enum class GemmOperands { plain, swapped };
@@ -91,7 +92,7 @@ struct GemmForm {
 //              more: mlp_swap_tile_weighed).
 //              The 32-token decode form measured slower than the plain GEMM at every decode M on the
 //              H200 (docs/mlp.md, "The op"): it runs only when asked for or picked by tuning.
-//   tile       plain: 96, 128, 192 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
+//   tile       plain: 96, 128, 160, 192, 224 or 256 (all but 128: policy none only); swapped: 32 (GEMM2, and
 //              GEMM1 with GeLU), 144, 160, 176, 192, 208 or 224. Empty: the model's (plain, policy none), 128 (waits)
 //              or the swapped tile that pads the fewest token columns (mlp_swap_tile).
 //   split_k    empty: the model's (policy none), else choose_split_k (one wave of CTAs).
@@ -161,12 +162,25 @@ inline int mlp_group_m(const Grid& gemm1) { return gemm1.m < 8 ? (gemm1.m > 0 ? 
 // for GEMMs without edges.
 inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpNarrowTileN = 96, kMlpMidTileN = 192,
                      kMlpWideTileN = 256;
+// 160 and 224: plain widths between those, for GEMMs without edges. A GEMM's CTAs run in waves of one
+// per SM, so the time of a GEMM of few waves follows its wave count times its tile's width; more widths
+// let the plan size the tile to the waves, as cuBLASLt sizes the weight side of its tiles (96, 168,
+// 192, 256 wide: docs/mlp.md, "What cuBLASLt runs"). E.g. GPT-3's GEMM2 (n = 12288) at 384 tokens:
+// 192 columns make 192 CTAs (two waves of 192-wide tiles), 160 make 231 (two waves of 160-wide ones).
+// Their GMMA width needs CuTe's extended shapes (kernels/mlp/kernels.cmake, the extended unit).
+inline constexpr int kMlpTile160N = 160, kMlpTile224N = 224;
+inline constexpr int kMlpExtendedTileWidths[] = {kMlpTile160N, kMlpTile224N};
 // Every width the op has kernels for (plan_mlp's cost model chooses among them;
 // MlpRunOptions::tune times all of them).
-inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpNarrowTileN, kMlpMidTileN, kMlpWideTileN};
+inline constexpr int kMlpTileWidths[] = {kMlpTileN, kMlpNarrowTileN, kMlpMidTileN, kMlpWideTileN, kMlpTile160N,
+                                         kMlpTile224N};
 inline constexpr bool mlp_tile_width_ok(int w) {
-  return w == kMlpTileN || w == kMlpNarrowTileN || w == kMlpMidTileN || w == kMlpWideTileN;
+  for (int t : kMlpTileWidths)
+    if (t == w) return true;
+  return false;
 }
+// The widths as the errors list them.
+inline constexpr const char* kMlpTileWidthsText = "96, 128, 160, 192, 224 and 256";
 
 // Token columns per tile of the swapped GEMMs (GemmOperands::swapped): 32 at decode; 144, 160, 192
 // and 224 (the wide tiles) for batches that one or two such tiles cover (the GMMA computes every
@@ -527,12 +541,21 @@ template <class Extra>
       }
     }
   };
+  auto extended = [](int w) {
+    for (int t : kMlpExtendedTileWidths)
+      if (t == w) return true;
+    return false;
+  };
   for (int w : kMlpTileWidths)
-    if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
+    if ((!r.tile || w == *r.tile) && !extended(w)) consider(GemmOperands::plain, w);
   // The swapped token tiles mlp_swap_tile_weighed admits for m.
   if (!r.operands && !r.tile)
     for (int t : kMlpSwapWideTiles)
       if (mlp_swap_tile_weighed(t, m)) consider(GemmOperands::swapped, t);
+  // The extended plain widths last: a form weighed earlier keeps a tie (the swapped tile of the same
+  // width costs the same in the model, and was measured where it was chosen).
+  for (int w : kMlpExtendedTileWidths)
+    if (!r.tile || w == *r.tile) consider(GemmOperands::plain, w);
   best.form.cta_pairs =
       best.form.operands == GemmOperands::plain && best.form.tile == kMlpNarrowTileN && r.cta_pairs.value_or(false);
   best.form.band_pairs = best.form.operands == GemmOperands::plain && best.form.tile == kMlpMidTileN && m > kMlpTileM &&
@@ -592,15 +615,16 @@ template <class Extra>
         return status(errc::invalid_argument, g + "swapped tile of " + std::to_string(t) + " tokens: the kernels have " +
                                                   (narrow_ok ? "32, 144, 160, 176, 192, 208 and 224" : "144, 160, 176, 192, 208 and 224 (32 with GeLU only)"));
       if (!swapped && !mlp_tile_width_ok(t))
-        return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have 96, 128, 192 and 256");
+        return status(errc::invalid_argument, g + "tile width " + std::to_string(t) + ": the kernels have " + kMlpTileWidthsText);
     }
     if (!none) {
       if (swapped)
         return status(errc::not_supported, g + "swapped needs policy none (the swapped GEMMs neither wait nor post), got policy " +
                                                std::string(to_string(p.policy)));
       if (r.tile && *r.tile != kMlpTileN)
-        return status(errc::not_supported, g + "128x96, 128x192 and 128x256 tiles need policy none (the op has no kernels "
-                                               "of those widths that wait or post), got policy " + to_string(p.policy));
+        return status(errc::not_supported, g + "tiles other than 128x128 (" + std::to_string(*r.tile) + " wide) need policy none (the op "
+                                               "has no kernels of those widths that wait or post), got policy " +
+                                               to_string(p.policy));
       if (r.cta_pairs.value_or(false))
         return status(errc::not_supported, g + "CTA pairs need policy none (a waiting GEMM2 cannot multicast A before "
                                                "both CTAs' waits), got policy " + to_string(p.policy));
@@ -738,7 +762,7 @@ struct FreeGemmPlan {
   if (r.tile && swapped && !(*r.tile == kMlpSwapTileN || mlp_swap_wide_tile_ok(*r.tile)))
     return status(errc::invalid_argument, dims + "swapped tile of " + std::to_string(*r.tile) + " tokens: the kernels have 32, 144, 160, 176, 192, 208 and 224");
   if (r.tile && !swapped && !mlp_tile_width_ok(*r.tile))
-    return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have 96, 128, 192 and 256");
+    return status(errc::invalid_argument, dims + "tile width " + std::to_string(*r.tile) + ": the kernels have " + kMlpTileWidthsText);
   if (r.cta_pairs.value_or(false)) {
     if (swapped) return status(errc::not_supported, dims + "CTA pairs are for the plain form (they multicast the activations)");
     if (!have.cta_pairs) return mlp_missing_kernels(dims + "asks for CTA pairs (GemmFormRequest::cta_pairs)");

@@ -136,6 +136,19 @@ struct Compiled {
     return mlp_missing_kernels(std::string("baton::ops::mlp_kernels::Compiled::") + kernel);
   }
 #endif
+  template <int W>
+  static result<StageLaunch> up_plain_wide(const PlainStage& s, const sm90::GemmArguments<PlainUpConfigT<A, W>>& a) {
+    return launch<PlainUpConfigT<A, W>>(s, a);
+  }
+  template <int W>
+  static result<StageLaunch> down_plain_wide(const PlainStage& s, const sm90::GemmArguments<PlainDownConfigT<W>>& a) {
+    return launch<PlainDownConfigT<W>>(s, a);
+  }
+  template <int W>
+  static result<StageLaunch> down_plain_wide_after_grid(const PlainStage& s,
+                                                        const sm90::GemmArguments<PlainDownConfigT<W>>& a) {
+    return launch<PlainDownConfigT<W>, PlainStage, sm90::GridWaitBeforeA>(s, a);
+  }
   template <int T>
   static result<StageLaunch> up_swapped_wide(const PlainStage& s, const sm90::GemmArguments<SwapUpConfigT<A, T>>& a) {
     return launch<SwapUpConfigT<A, T>>(s, a);

@@ -6,8 +6,8 @@
 //     (neither a multiple of the 128-wide tile nor of the 64-deep k-block);
 //   * forced split-K on both GEMMs, under row and kblock waits; tile bands of 1 and 3 rows;
 //   * 64 < m < 128 (A's TMA box shortened to 80, 96, 112 rows) under each policy;
-//   * 128x96, 128x192 and 128x256 tiles (policy none) on either GEMM or both, ragged, with and
-//     without split-K;
+//   * 128x96, 128x160, 128x192, 128x224 and 128x256 tiles (policy none) on either GEMM or both,
+//     ragged, with and without split-K;
 //   * `none` on both of its paths: GEMM2 PDL-launched (weights first; by default when GEMM1 runs in
 //     one wave) and two plain launches (more waves, here by planning for 8 SMs), for every width,
 //     and forced either way (MlpOptions::pdl), PDL also over a GEMM1 of several waves;
@@ -409,6 +409,32 @@ INSTANTIATE_TEST_SUITE_P(
                         Case c{"swiglu_tuned_persist_8sms_m1000", S, 1000, 520, 344, Auto, 0, 0, 0, 8, true};
                         return c;
                       }()),
+    case_name);
+
+// The plain widths of CuTe's extended GMMA shapes (kMlpExtendedTileWidths: 128x160 and 128x224 tiles,
+// 80 and 112 output columns per SwiGLU tile), ragged H = 520 / F = 344 (GEMM1 n = 344 = 2 x 160 + 24
+// = 224 + 120, SwiGLU 688 = 4 x 160 + 48 = 3 x 224 + 16; GEMM2 n = 520 = 3 x 160 + 40 = 2 x 224 + 72),
+// alone and mixed with each other and the standard widths, split-K, GEMM2 PDL-launched, after GEMM1
+// and PDL-launched over several waves (8 SMs), persistent CTAs, several bands of a wider shape.
+INSTANTIATE_TEST_SUITE_P(
+    ExtendedWidths, OpsMlp,
+    ::testing::Values(
+        Case{"gelu_none_w160_m1", G, 1, 520, 344, None, 0, 0, 0, 0, false, 160, 160},
+        Case{"swiglu_none_w160_m200", S, 200, 520, 344, None, 0, 0, 0, 0, false, 160, 160},
+        Case{"gelu_none_w224_m17", G, 17, 520, 344, None, 0, 0, 0, 0, false, 224, 224},
+        Case{"swiglu_none_w224_m1000", S, 1000, 520, 344, None, 0, 0, 0, 0, false, 224, 224},
+        Case{"gelu_none_w160_w224_m1000", G, 1000, 520, 344, None, 0, 0, 0, 0, false, 160, 224},
+        Case{"swiglu_none_w224_w96_m65", S, 65, 520, 344, None, 0, 0, 0, 0, false, 224, 96},
+        Case{"gelu_none_w256_w160_m300", G, 300, 520, 344, None, 0, 0, 0, 0, false, 256, 160},
+        Case{"swiglu_none_w224_w160_split2x3_m200", S, 200, 520, 344, None, 2, 3, 0, 0, false, 224, 160},
+        Case{"gelu_none_w160_split3x2_m1", G, 1, 520, 344, None, 3, 2, 0, 0, false, 160, 160},
+        Case{"gelu_none_w224_pdloff_m200", G, 200, 520, 344, None, 0, 0, 0, 0, false, 224, 224, 0, 0, 0, -1, 0, -1, 0, -1, 0, 0},
+        Case{"swiglu_none_w160_pdlon_m1000_8sms", S, 1000, 520, 344, None, 0, 0, 0, 8, false, 160, 160, 0, 0, 0, -1, 0, -1, 0, -1, 1, 1},
+        Case{"gelu_none_w160_m384_h1536_f768", G, 384, 1536, 768, None, 0, 0, 0, 0, false, 160, 160},
+        Case{"swiglu_none_w224_m513_h1024_f1536", S, 513, 1024, 1536, None, 0, 0, 0, 0, false, 224, 224},
+        persist_case("gelu_none_persist12_160x224_m777", G, 777, 3, 160, 224),
+        persist_case("swiglu_none_persist12_224x160_m777", S, 777, 3, 224, 160),
+        persist_case("swiglu_none_persist12_160_fullsms_m1000", S, 1000, 3, 160, 160, -1, 0)),
     case_name);
 
 // Stream-K (GemmFormRequest::stream_k): the persistent CTAs share every tile's k-blocks. With 8 SMs
