@@ -165,9 +165,11 @@ inline constexpr int kMlpTileM = 128, kMlpTileN = 128, kMlpTileK = 64, kMlpNarro
 // 160 and 224: plain widths between those, for GEMMs without edges. A GEMM's CTAs run in waves of one
 // per SM, so the time of a GEMM of few waves follows its wave count times its tile's width; more widths
 // let the plan size the tile to the waves, as cuBLASLt sizes the weight side of its tiles (96, 168,
-// 192, 256 wide: docs/mlp.md, "What cuBLASLt runs"). E.g. GPT-3's GEMM2 (n = 12288) at 384 tokens:
-// 192 columns make 192 CTAs (two waves of 192-wide tiles), 160 make 231 (two waves of 160-wide ones).
-// Their GMMA width needs CuTe's extended shapes (kernels/mlp/kernels.cmake, the extended unit).
+// 192, 256 wide: docs/mlp.md, "What cuBLASLt runs"). E.g. GPT-3's GEMM1 (n = 6144) at 384 tokens, three
+// row bands on 132 SMs: 128 columns make 144 CTAs (two waves), 192 make 96 (one wave of tiles half as
+// wide again), 160 make 117 (one wave of tiles a sixth narrower than 192). Their GMMA width needs CuTe's
+// extended shapes (kernels/mlp/kernels.cmake, the extended unit). Measured against the plan without
+// them: docs/mlp.md, "Plain widths between the standard ones".
 inline constexpr int kMlpTile160N = 160, kMlpTile224N = 224;
 inline constexpr int kMlpExtendedTileWidths[] = {kMlpTile160N, kMlpTile224N};
 // Every width the op has kernels for (plan_mlp's cost model chooses among them;
