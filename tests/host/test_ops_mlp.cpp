@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <array>
 #include <string>
@@ -1303,6 +1304,25 @@ TEST(OpsMlpCost, ASwappedTileComputesEveryTokenColumn) {
   mem.sm_bytes_per_us = 1e12;
   const double floor_us = (8192.0 * 8192 * 2 + 161.0 * 8192 * 2 * 2) / mem.hbm_bytes_per_us;
   EXPECT_NEAR(mlp_gemm_cost_us(mem, MlpGemmShape{161, 8192, 8192, 128, 1, 1, 160}, 132), floor_us, 1e-9);
+}
+
+// The errors list the widths from one text; it names every width the op has kernels for, and only those.
+TEST(OpsMlpPlan, TheWidthsTextNamesEveryWidth) {
+  const std::string text = baton::ops::kMlpTileWidthsText;
+  int named = 0;
+  for (int w : baton::ops::kMlpTileWidths) {
+    EXPECT_NE(text.find(std::to_string(w)), std::string::npos) << w;
+    ++named;
+  }
+  int numbers = 0;
+  for (size_t i = 0; i < text.size();)
+    if (std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++numbers;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    } else {
+      ++i;
+    }
+  EXPECT_EQ(numbers, named) << text;
 }
 
 // A width between the standard ones sizes the tile to the waves: GPT-3's GEMM1 (n = 6144, k = 12288) at
