@@ -985,13 +985,17 @@ struct GemmKernel {
       // shuffle per pair: the even-row thread sends its gate of token t + 1 and gets the up of
       // token t; the odd-row thread the reverse. Each then writes one value: D^T[t][c] (even) and
       // D^T[t + 1][c] (odd), D^T = [n, m / 2] row-major. Every lane shuffles (the bounds come after).
+      // The value shuffled is a copy made by an add (x + 0, which only turns -0 into +0): a shfl whose
+      // source is an accumulator register makes ptxas serialize every wgmma of the kernel ("C7514:
+      // wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator
+      // registers"), the mainloop's included. A plain read, as the other epilogues make, does not.
       const int ld = m / 2;
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < kAccumulators / 2; ++j) {
         const int r = row0 + int(get<0>(coords(2 * j)));
         const int t = col0 + int(get<1>(coords(2 * j)));
         const bool odd = (r & 1) != 0;
-        const float mine_g_or_u = odd ? acc(2 * j) : acc(2 * j + 1);  // what the partner needs
+        const float mine_g_or_u = __fadd_rn(odd ? acc(2 * j) : acc(2 * j + 1), 0.0f);  // what the partner needs
         const float other = __shfl_xor_sync(0xffffffffu, mine_g_or_u, 4);
         const float g = odd ? other : acc(2 * j), u = odd ? acc(2 * j + 1) : other;
         const int token = odd ? t + 1 : t;

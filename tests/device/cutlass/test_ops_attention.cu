@@ -210,7 +210,8 @@ TEST_F(AttentionTest, EveryEdgePolicyPairMatchesTheReference) {
       }
 }
 
-// The GEMMs without edges run flat on baton::mlp_kernels' GEMM2 forms: every tile width, split-K,
+// The GEMMs without edges run flat on baton::mlp_kernels' GEMM2 forms: every tile width (the plain
+// 160 and 224 of kMlpExtendedTileWidths included: plan_free_gemm weighs them too), split-K,
 // the swapped forms at small M, each GEMM on its own and with the other edge waiting.
 TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
   using ops::GemmOperands;
@@ -218,8 +219,9 @@ TEST_F(AttentionTest, FlatGemmFormsMatchTheReference) {
     std::optional<GemmOperands> operands;
     int tile, split;
   };
-  const Form forms[] = {{GemmOperands::plain, 96, 1},  {GemmOperands::plain, 128, 2}, {GemmOperands::plain, 192, 1},
-                        {GemmOperands::plain, 256, 3}, {GemmOperands::swapped, 160, 1}, {GemmOperands::swapped, 192, 2}};
+  const Form forms[] = {{GemmOperands::plain, 96, 1},    {GemmOperands::plain, 128, 2},  {GemmOperands::plain, 192, 1},
+                        {GemmOperands::plain, 256, 3},   {GemmOperands::plain, 160, 1},  {GemmOperands::plain, 224, 2},
+                        {GemmOperands::swapped, 160, 1}, {GemmOperands::swapped, 192, 2}};
   for (const auto& s : {prefill(1, 128, 1), prefill(2, 200, 2), prefill(1, 77, 1, 2)})
     for (const Form& f : forms) {
       if (f.operands == GemmOperands::swapped && s.padded_tokens() > f.tile) continue;
