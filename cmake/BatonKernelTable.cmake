@@ -122,6 +122,11 @@ ${group_${group}_body}}  // namespace baton::ops::${op}_kernels
   # The ops own their workspaces as baton::async::device_allocation (baton/ops/op_support.cuh).
   target_link_libraries(${tgt} PUBLIC baton::baton baton::async "$<INSTALL_INTERFACE:baton::cutlass_headers>" CUDA::cudart)
   set_target_properties(${tgt} PROPERTIES EXPORT_NAME ${op}_kernels POSITION_INDEPENDENT_CODE ON)
+  # A unit whose kernels ptxas compiles with serialized wgmma instructions fails to build
+  # (cmake/wgmma_serialization_guard.sh): correct but slow kernels must not ship unnoticed. The guard
+  # runs in front of any launcher the build already has (ccache).
+  set(launcher bash ${PROJECT_SOURCE_DIR}/cmake/wgmma_serialization_guard.sh ${CMAKE_CUDA_COMPILER_LAUNCHER})
+  set_target_properties(${tgt} PROPERTIES CUDA_COMPILER_LAUNCHER "${launcher}")
   # Users compile the op's kernel header (CUTLASS's headers) for sm_90a with these flags too.
   target_compile_options(${tgt} INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
   # One export set per library, each installed only where its library was built (OPTIONAL): a build
