@@ -125,7 +125,7 @@ ${group_${group}_body}}  // namespace baton::ops::${op}_kernels
   # A unit whose kernels ptxas compiles with serialized wgmma instructions fails to build
   # (cmake/wgmma_serialization_guard.sh): correct but slow kernels must not ship unnoticed. The guard
   # runs in front of any launcher the build already has (ccache).
-  set(launcher bash ${PROJECT_SOURCE_DIR}/cmake/wgmma_serialization_guard.sh ${CMAKE_CUDA_COMPILER_LAUNCHER})
+  set(launcher bash ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/wgmma_serialization_guard.sh ${CMAKE_CUDA_COMPILER_LAUNCHER})
   set_target_properties(${tgt} PROPERTIES CUDA_COMPILER_LAUNCHER "${launcher}")
   # Users compile the op's kernel header (CUTLASS's headers) for sm_90a with these flags too.
   target_compile_options(${tgt} INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)

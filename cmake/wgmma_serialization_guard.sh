@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The compiler launcher of baton's kernel libraries (cmake/BatonKernelTable.cmake): runs the compile
 # command it is given and fails it when ptxas reports that it serialized a kernel's wgmma instructions
-# ("Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...", C7509-C7520).
+# ("Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...", C75xx notes
+# such as C7510 and C7514).
 # ptxas only informs, and the kernel is then correct but loses the overlap of its MMAs (every wgmma
 # waits for the one before it), so without this the loss would ship silently. Causes met so far:
 # device asserts left in (build without -DNDEBUG, docs/cutlass.md) and a shfl whose source is an
