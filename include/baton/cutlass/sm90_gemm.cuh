@@ -247,13 +247,15 @@ struct GemmArguments {
   // only, no split-K, no clusters, no batch, no C source; the stage's ticket is not taken (no epoch)
   // and its trace stays empty.
   int persistent_ctas = 0;
-  // Stream-K (with persistent_ctas > 0, split_k 1): the k-blocks of all tiles, in the stage's order,
-  // shared evenly among the CTAs (baton/stream_k.hpp), so that a grid of fewer or not a whole
-  // number of waves of tiles keeps every SM busy to the end (96 tiles on 132 SMs: each CTA runs
-  // 0.73 of a tile instead of 36 SMs idling through a whole one). A tile shared by several CTAs is
-  // finished by the last to arrive, as under split-K: it needs split_workspace of
-  // split_workspace_bytes(args) bytes, counters cleared once (clear_split_workspace). Launches
-  // min(persistent_ctas, tiles x k-blocks) CTAs, which may be more than the tiles.
+  // Stream-K (with persistent_ctas > 0, split_k 1): the k-blocks of all weight blocks shared evenly
+  // among groups of CTAs, one CTA of a group per token tile, all of a group on the same k-blocks at
+  // once (baton/stream_k.hpp, stream_k_lanes), so that a grid of fewer or not a whole number of waves
+  // of tiles keeps every SM busy to the end (96 tiles on 132 SMs: each CTA runs 0.73 of a tile
+  // instead of 36 SMs idling through a whole one) and every weight k-block is read from HBM once. A
+  // tile shared by several CTAs is finished by the last to arrive, as under split-K: it needs
+  // split_workspace of split_workspace_bytes(args) bytes, counters cleared once
+  // (clear_split_workspace). Launches stream_k_ctas(args) CTAs: whole groups, at most
+  // persistent_ctas, which may be more than the tiles.
   bool stream_k = false;
   // Batched GEMM: `batch` independent products sharing the weights, A [batch, m, k] and D [batch,
   // m, n] packed (batch strides m*k and m*n), B [n, k] read by every batch. The tile grid's z is
@@ -329,12 +331,23 @@ template <class Kernel>
                                                 const char* what);
 }  // namespace detail
 
-// The CTAs a stream-K GEMM launches (GemmArguments::stream_k; 0 without it).
+// Stream-K's lanes (baton/stream_k.hpp): the token tiles per weight block, i.e. the row bands (the
+// tile grid's m) of a row-major GEMM and the token tiles (its n) of the swapped form, when that many
+// CTAs fit in persistent_ctas; else 1. 1 without stream-K.
+template <class Config>
+constexpr int stream_k_lanes(const GemmArguments<Config>& args) {
+  if (!args.stream_k || args.persistent_ctas <= 0 || args.batch != 1) return 1;
+  const Grid g = tile_grid<Config>(args.m, args.n, args.batch);
+  return ::baton::stream_k_lanes(Config::d_column_major ? g.n : g.m, args.persistent_ctas);
+}
+
+// The CTAs a stream-K GEMM launches (GemmArguments::stream_k; 0 without it): whole groups of
+// stream_k_lanes(args) CTAs, at most persistent_ctas.
 template <class Config>
 constexpr int stream_k_ctas(const GemmArguments<Config>& args) {
   if (!args.stream_k || args.persistent_ctas <= 0) return 0;
   return ::baton::stream_k_ctas(tile_grid<Config>(args.m, args.n, args.batch).size(), ceil_div(args.k, Config::tile_k),
-                                args.persistent_ctas);
+                                args.persistent_ctas, stream_k_lanes(args));
 }
 
 // Bytes of GemmArguments::split_workspace: split-K's (split_k > 1) or stream-K's; 0 for neither.
@@ -457,6 +470,9 @@ struct GemmKernel {
     // stream_k, over its share of all tiles' k-blocks (split_counters / split_partials its workspace).
     bool persistent = false;
     bool stream_k = false;
+    // Stream-K's lanes (baton/stream_k.hpp): the token tiles that run each weight block's k-blocks
+    // side by side, one CTA each (stream_k_lanes(args)); 1: the tiles one by one in the stage's order.
+    int stream_k_lanes = 1;
   };
 
   // Whether this kernel has the persistent loop (GemmArguments::persistent_ctas).
@@ -693,9 +709,9 @@ struct GemmKernel {
     StreamKWalk walk;
     bool stream_k;
     int position, tiles;
-    CUTLASS_DEVICE PersistentWork(bool sk, int tiles_, int k_blocks)
-        : walk(StreamK{int64_t(tiles_) * k_blocks, k_blocks, int(gridDim.x)}, int(blockIdx.x)),
-          stream_k(sk),
+    CUTLASS_DEVICE PersistentWork(Params const& params, int tiles_, int k_blocks)
+        : walk(stream_k_of_(params, tiles_, k_blocks), int(blockIdx.x)),
+          stream_k(params.stream_k),
           position(int(blockIdx.x)),
           tiles(tiles_) {}
     CUTLASS_DEVICE bool next(StreamKSegment& seg) {
@@ -706,6 +722,22 @@ struct GemmKernel {
       return true;
     }
   };
+  // The launch's stream-K partition: gridDim.x CTAs in groups of params.stream_k_lanes.
+  CUTLASS_DEVICE static StreamK stream_k_of_(Params const& params, int tiles, int k_blocks) {
+    const int lanes = params.stream_k_lanes;
+    return StreamK{int64_t(tiles / lanes) * k_blocks, k_blocks, int(gridDim.x) / lanes, lanes};
+  }
+  // The tile at a segment's position: with lanes, lane l of weight block b is the tile of token tile
+  // l in that block (StreamK::position: b * lanes + l, which is also the grid's row-major index);
+  // otherwise the position in the stage's order.
+  CUTLASS_DEVICE static Tile persistent_tile_(Params const& params, int position) {
+    const int lanes = params.stream_k_lanes;
+    if (params.stream_k && lanes > 1) {
+      const int b = position / lanes, l = position % lanes;
+      return Config::d_column_major ? Tile{b, l, 0} : Tile{l, b, 0};
+    }
+    return params.stage.order(params.stage.grid, position);
+  }
 
   // The persistent loop (GemmArguments::persistent_ctas; kCanPersist stages only): the roles of
   // operator() without waits, tickets or split-K, over this CTA's segments (PersistentWork). The
@@ -763,8 +795,8 @@ struct GemmKernel {
         if (load_warp) {
           if constexpr (GridDependencyWait && !WeightsFirst) device::grid_dependency_wait();
           StreamKSegment seg;
-          for (PersistentWork work(params.stream_k, tiles, k_tiles_total); work.next(seg);) {
-            const Tile t = stage.order(stage.grid, seg.position);
+          for (PersistentWork work(params, tiles, k_tiles_total); work.next(seg);) {
+            const Tile t = persistent_tile_(params, seg.position);
             const auto blk_coord = make_coord(t.m, t.n, _, t.z);
             const int k_tile_count = seg.k_count;
             auto k_tile_iter = cute::make_coord_iterator(idx2crd(seg.k_begin, shape<3>(gA_mkl)), shape<3>(gA_mkl));
@@ -791,8 +823,8 @@ struct GemmKernel {
         ::cutlass::arch::warpgroup_reg_alloc<MmaRegisterRequirement>();
         Epilogue collective_epilogue(params.epilogue, shared_storage.tensors.epilogue);
         StreamKSegment seg;
-        for (PersistentWork work(params.stream_k, tiles, k_tiles_total); work.next(seg);) {
-          const Tile t = stage.order(stage.grid, seg.position);
+        for (PersistentWork work(params, tiles, k_tiles_total); work.next(seg);) {
+          const Tile t = persistent_tile_(params, seg.position);
           const auto blk_coord = make_coord(t.m, t.n, _, t.z);
           const int k_tile_count = seg.k_count;
           auto accumulators = partition_fragment_C(tiled_mma, take<0, 2>(blk_shape));
@@ -909,16 +941,15 @@ struct GemmKernel {
                          shared_storage);
   }
   // Stream-K: the same over the CTAs sharing the tile at seg.position (counter per position; part
-  // p's partial in the slot of CTA first_cta + p, StreamK::slot).
+  // p's partial in the slot of CTA StreamK::cta_of_part, StreamK::slot).
   template <class Accumulators>
   CUTLASS_DEVICE static bool stream_k_reduce_(Params const& params, Accumulators& acc, TiledMma const& tiled_mma,
                                               Tile const& t, StreamKSegment const& seg, int k_blocks,
                                               int mma_thread_idx, SharedStorage& shared_storage) {
-    const StreamK sk{int64_t(params.stage.grid.size()) * k_blocks, k_blocks, int(gridDim.x)};
-    const int first = int(blockIdx.x) - seg.part;
+    const StreamK sk = stream_k_of_(params, int(params.stage.grid.size()), k_blocks);
     return reduce_parts_(params, acc, tiled_mma, t, params.split_counters + seg.position, seg.part, seg.parts,
-                         [&](int p) { return size_t(sk.slot(first + p, seg.position)); }, mma_thread_idx,
-                         shared_storage);
+                         [&](int p) { return size_t(sk.slot(sk.cta_of_part(seg.position, p), seg.position)); },
+                         mma_thread_idx, shared_storage);
   }
   // `parts` CTAs' partials of tile t, part `part` this CTA's, counted on `counter`; slot_of(p) is
   // part p's partial tile in split_partials.
@@ -1180,6 +1211,7 @@ class Gemm {
     p.split_k = args.split_k;
     p.persistent = args.persistent_ctas > 0;
     p.stream_k = args.stream_k;
+    p.stream_k_lanes = stream_k_lanes(args);
     if (p.persistent && stage.trace != nullptr)
       return status(errc::not_supported, "sm90 GEMM: persistent CTAs record no per-tile trace (unset the stage's trace)");
     if (args.split_k > 1 || args.stream_k) {

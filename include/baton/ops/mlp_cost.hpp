@@ -30,10 +30,11 @@
 //   blockIdx.x, blockIdx.x + CTAs, ... of the order; one part per tile) assigns the tiles round-robin
 //   instead of to the SM that frees up first, and pays cta_us once per CTA plus persistent_tile_us
 //   for each further tile (its pipeline fill runs under the previous tile's epilogue).
-// - A stream-K GEMM (MlpGemmShape::stream_k, with persistent) shares the k-blocks of all tiles evenly
-//   among min(SMs, tiles x k-blocks) CTAs: each runs the total k-block work over the CTAs, cta_us
-//   once, persistent_tile_us per further tile it touches, and stream_k_fixup_us per 128 columns for
-//   the partial tiles it writes and the parts it sums (docs/mlp.md, "Stream-K").
+// - A stream-K GEMM (MlpGemmShape::stream_k, with persistent) shares the k-blocks of all weight
+//   blocks evenly among groups of CTAs, one CTA per token tile in each (baton/stream_k.hpp): each
+//   runs its lane's k-block work over the groups, cta_us once, persistent_tile_us per further block
+//   it touches, and stream_k_fixup_us per 128 columns for the partial tiles it writes and the parts
+//   it sums (docs/mlp.md, "Stream-K"); the weights are read once.
 // - A chain is GEMM1 + GEMM2 + launch_us, plus serial_gap_us when GEMM2 is launched after GEMM1
 //   instead of PDL-launched.
 // The constants are a least-squares fit (log error) to the chains the op's tuning timed on the H200
@@ -49,6 +50,8 @@
 #include <functional>
 #include <queue>
 #include <vector>
+
+#include "baton/stream_k.hpp"
 
 namespace baton::ops {
 
@@ -159,17 +162,22 @@ inline double mma_duty(double mma_us, double stream_us) { return mma_us < stream
 inline double equal_ctas_makespan_us(int64_t ctas, int sms, double per_cta_us) {
   return double((ctas + sms - 1) / sms) * per_cta_us;
 }
-// Stream-K: `work_us` of k-block work over `tiles` tiles of `k_blocks` each, shared by
-// min(sms, tiles x k_blocks) CTAs; `columns` the tile's computed columns (its partial tile's size).
-inline double stream_k_makespan_us(const MlpCostModel& c, int64_t tiles, int64_t k_blocks, double work_us, int sms,
-                                   int columns) {
-  const int64_t it = tiles * k_blocks;
-  const int64_t ctas = it < sms ? it : sms;
-  if (ctas < 1) return 0;
-  // Tiles a CTA touches: its share of tiles, one more where its range straddles a tile boundary.
-  const int64_t touched = (tiles + ctas - 1) / ctas + (tiles % ctas != 0 ? 1 : 0);
-  const bool shared = tiles % ctas != 0;
-  return c.cta_us + work_us / double(ctas) + double(touched - 1) * c.persistent_tile_us +
+// Stream-K (baton/stream_k.hpp): `tiles` tiles of `k_blocks` each in blocks of `lanes` (the token
+// tiles that run a weight block side by side; stream_k_lanes), the blocks' k-blocks shared by
+// groups of `lanes` CTAs, whole groups on at most `sms` CTAs. `lane_work_us` is a lane's k-block work
+// over all blocks (the slowest lane's); `columns` the tile's computed columns (its partial tile's
+// size).
+inline double stream_k_makespan_us(const MlpCostModel& c, int64_t tiles, int64_t k_blocks, double lane_work_us,
+                                   int sms, int columns, int lanes) {
+  if (lanes < 1 || tiles % lanes != 0) return 0;
+  const int64_t blocks = tiles / lanes;
+  const int64_t ctas = ::baton::stream_k_ctas(tiles, int(k_blocks), sms, lanes);
+  const int64_t groups = ctas / lanes;
+  if (groups < 1) return 0;
+  // Blocks a group touches: its share of blocks, one more where its range straddles a block boundary.
+  const int64_t touched = (blocks + groups - 1) / groups + (blocks % groups != 0 ? 1 : 0);
+  const bool shared = blocks % groups != 0;
+  return c.cta_us + lane_work_us / double(groups) + double(touched - 1) * c.persistent_tile_us +
          (shared ? c.stream_k_fixup_us * double(columns) / 128.0 : 0.0);
 }
 }  // namespace detail
@@ -185,13 +193,17 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
   const int64_t longest = cdiv(kb, g.split);
   const int64_t ctas = token_tiles * weight_tiles * g.split;
   const double mma_full = c.kblock_mma_us * double(g.swap_tokens) / 128.0;
-  const double mma = mma_full * detail::mma_power_scale(c, detail::mma_duty(mma_full, stream_us),
-                                                        g.persistent && g.stream_k ? ctas * kb : ctas, sms);
+  const int sk_lanes = ::baton::stream_k_lanes(token_tiles, sms);
+  const double mma = mma_full * detail::mma_power_scale(
+                                    c, detail::mma_duty(mma_full, stream_us),
+                                    g.persistent && g.stream_k ? ::baton::stream_k_ctas(ctas, int(kb), sms, sk_lanes) : ctas,
+                                    sms);
   const double per_kb = (mma > stream_us ? mma : stream_us) + c.kblock_fixed_us;
   // Persistent (one part per tile): the busiest CTA loops over ceil(tiles / SMs) tiles.
   const int64_t per_sm = cdiv(ctas, sms);
   double t = g.persistent && g.split == 1 && g.stream_k
-                 ? detail::stream_k_makespan_us(c, ctas, kb, double(ctas * kb) * per_kb, sms, g.swap_tokens)
+                 ? detail::stream_k_makespan_us(c, ctas, kb, double(weight_tiles * kb) * per_kb, sms, g.swap_tokens,
+                                                sk_lanes)
              : g.persistent && g.split == 1
                  ? c.cta_us + double(per_sm - 1) * c.persistent_tile_us + double(per_sm * longest) * per_kb
                  : detail::equal_ctas_makespan_us(ctas, sms, c.cta_us + double(longest) * per_kb);
@@ -217,9 +229,12 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
   auto halves_of = [&](int r) { return g.m - r * kMlpCostTileM <= kMlpCostTileM / 2 ? 1 : 2; };
   double duty = 0;
   for (int r = 0; r < rows; ++r) duty += detail::mma_duty(mma_us(halves_of(r)), stream_us) / rows;
-  // The CTAs: one per (tile, part); persistent, one per tile (at most one per SM); stream-K, one per
-  // k-block (at most one per SM).
-  const int64_t ctas = int64_t(rows) * cols * (g.persistent && g.stream_k ? kb : g.persistent ? 1 : g.split);
+  // The CTAs: one per (tile, part); persistent, one per tile (at most one per SM); stream-K, whole
+  // groups of one CTA per row band (stream_k_ctas; at most one per SM).
+  const int sk_lanes = ::baton::stream_k_lanes(rows, sms);
+  const int64_t ctas = g.persistent && g.stream_k && g.split == 1
+                           ? int64_t(::baton::stream_k_ctas(int64_t(rows) * cols, kb, sms, sk_lanes))
+                           : int64_t(rows) * cols * (g.persistent ? 1 : g.split);
   const double power = detail::mma_power_scale(c, duty, ctas, sms);
   auto kblock_us = [&](int halves) {
     const double mma = mma_us(halves) * power;
@@ -227,10 +242,17 @@ inline double mlp_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape& g, int
   };
   const double full_kb = kblock_us(2), half_kb = kblock_us(1);
   if (g.persistent && g.split == 1 && g.stream_k) {
+    // With one lane per row band the groups run in step with the first (full) band, and every
+    // weight block is read once; with one lane the CTAs' tiles mix full and half bands.
     double work = 0;
-    for (int r = 0; r < rows; ++r) work += double(cols) * kb * (halves_of(r) == 1 ? half_kb : full_kb);
-    const double t = detail::stream_k_makespan_us(c, int64_t(rows) * cols, kb, work, sms, g.tile_n);
-    const double bytes = double(g.n) * g.k * 2 * double(cdiv(rows, group)) + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
+    if (sk_lanes > 1) {
+      work = double(cols) * kb * full_kb;
+    } else {
+      for (int r = 0; r < rows; ++r) work += double(cols) * kb * (halves_of(r) == 1 ? half_kb : full_kb);
+    }
+    const double t = detail::stream_k_makespan_us(c, int64_t(rows) * cols, kb, work, sms, g.tile_n, sk_lanes);
+    const double weight_reads = sk_lanes > 1 ? 1.0 : double(cdiv(rows, group));
+    const double bytes = double(g.n) * g.k * 2 * weight_reads + double(g.m) * g.k * 2 + double(g.m) * g.n * 2;
     const double hbm = bytes / c.hbm_bytes_per_us;
     return detail::with_hbm_floor(c, t, hbm);
   }

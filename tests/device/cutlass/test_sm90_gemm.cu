@@ -322,8 +322,9 @@ TEST_F(Sm90Gemm, PersistentCtasMatchOneCtaPerTile) {
   }
 }
 // Stream-K (GemmArguments::stream_k): the persistent CTAs share every tile's k-blocks evenly
-// (baton/stream_k.hpp), the last of a tile's CTAs to arrive adds the parts and stores it. Against
-// the reference for 1, 7, 37 and 132 CTAs and more CTAs than tiles (capped at tiles x k-blocks),
+// (baton/stream_k.hpp), one CTA per row band in each group (lanes; one lane with a single CTA), the
+// last of a tile's CTAs to arrive adds the parts and stores it. Against the reference for 1, 7, 37
+// and 132 CTAs and more CTAs than tiles (capped at tiles x k-blocks),
 // ragged and decode bands; a second run is bit-identical (the parts are added in a fixed order and
 // the counters return to zero); SwiGLU pairs; refused without persistent CTAs, with split-K and
 // without a workspace.
@@ -347,7 +348,11 @@ TEST_F(Sm90Gemm, StreamKMatchesReference) {
       Args args{s.m, s.n, s.k, dx.get(), dw.get(), dd.get()};
       args.persistent_ctas = ctas;
       args.stream_k = true;
-      const int64_t want_ctas = std::min<int64_t>(ctas, g.size() * int64_t(k_blocks));
+      // Lanes: one CTA per row band in each group when the bands fit (all but 1 CTA here), whole
+      // groups, each group at least one k-block of a column block.
+      const int64_t lanes = g.m <= ctas ? g.m : 1;
+      const int64_t want_ctas = std::min<int64_t>(ctas / lanes, int64_t(g.n) * k_blocks) * lanes;
+      EXPECT_EQ(sm90::stream_k_lanes(args), int(lanes));
       EXPECT_EQ(sm90::stream_k_ctas(args), want_ctas);
       auto sk_ws = bt::dev_alloc<unsigned char>(G::split_workspace_bytes(args));
       args.split_workspace = sk_ws.get();
