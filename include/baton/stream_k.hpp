@@ -9,11 +9,12 @@
 // sequence of iterations x = block * k_blocks + k over the blocks and each block's k-blocks, shared
 // among `groups` groups of `lanes` CTAs: group g takes [g*I/G, (g+1)*I/G) with I = blocks *
 // k_blocks (ranges differ by at most one k-block), and lane l of the group runs that range on the
-// block's tile l. So the CTAs that read the same weight k-block read it at the same time, and every
-// weight byte comes from HBM once per GEMM however many token tiles there are. Spread over the
-// tiles one by one (lanes = 1 over a grid of several token tiles), the CTAs sharing a weight block
-// start at different k-blocks, and L2 no longer serves the second reader: measured 1.30-1.42x the
-// time of persistent CTAs past one row band (docs/mlp.md, "Stream-K").
+// block's tile l. So the CTAs that read the same weight k-block read it about the same time (they
+// start together and run the same k-blocks; nothing holds them in step), and L2 can serve a weight
+// byte to every token tile from one HBM read. Spread over the tiles one by one (lanes = 1 over a grid
+// of several token tiles), the CTAs sharing a weight block run different k-blocks at any moment, and
+// stream-K measured slower than persistent CTAs past one token tile; in lanes, faster (docs/mlp.md,
+// "Stream-K" and "Stream-K in lanes").
 //
 // A tile whose k-blocks fall to several groups is finished by the last of its CTAs to arrive: each
 // writes its fp32 partial tile to a slot of the workspace and counts itself in; the last one adds

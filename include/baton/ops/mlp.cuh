@@ -571,9 +571,11 @@ struct MlpRunOptions {
   bool tune_persistent = true;
   // Tuning also tries stream-K (GemmFormRequest::stream_k) on each GEMM whose last wave of tiles is
   // under 90% full: the planned forms with GEMM1, GEMM2 or both stream-K, and every pair of plain
-  // widths with those GEMMs stream-K (docs/mlp.md, "Stream-K"). Off by default: the candidates are
-  // correct but measured slower at most shapes, and each one costs tuning time; the cache key says
-  // when it is on.
+  // widths with those GEMMs stream-K (docs/mlp.md, "Stream-K"). Off by default: with its lanes the
+  // stream-K chains time faster than the persistent ones in tuning's rounds, but the chosen chain,
+  // timed again in a graph, ran up to 12% slower than tuning timed it and than the persistent plan
+  // (docs/mlp.md, "Stream-K in lanes"), so tuning's pick is not yet trusted; the cache key says when
+  // it is on.
   bool tune_stream_k = false;
   // Tuning results are kept in TuneCache::global() (baton/ops/tuner.hpp) per (shape, asked options,
   // GPU model and SM count): a second create() of the same shape skips the timing and builds the

@@ -86,13 +86,13 @@ struct MlpCostModel {
   // CTAs", has the fit and its data).
   double persistent_tile_us = 1.5;
   // A stream-K CTA's partial-tile traffic per 128 columns: its own partial written, the parts of
-  // the tile it finishes read back (about three of split_part_us). Not fitted: the stream-K chains the
-  // GPU timed ran slower than any flat term here models (docs/mlp.md, "Stream-K").
+  // the tile it finishes read back (about three of split_part_us). Not fitted (docs/mlp.md,
+  // "Stream-K" and "Stream-K in lanes").
   double stream_k_fixup_us = 2.1;
   // Whether plan_mlp weighs stream-K on its own (GemmFormRequest::stream_k left empty) beside one CTA
-  // per tile and persistent CTAs. False: with this kernel (every tile's k-blocks spread over all
-  // CTAs) stream-K measured slower than persistent CTAs of the same width past one row band, and the
-  // model above does not describe why, so it must not choose the default plan's kernels.
+  // per tile and persistent CTAs. False: stream_k_fixup_us is not fitted, and the stream-K chains in
+  // lanes, faster than persistent ones in tuning's rounds, ran up to 12% slower timed again in a graph
+  // (docs/mlp.md, "Stream-K in lanes"), so the model must not choose the default plan's kernels.
   bool plan_weighs_stream_k = false;
   // How a GEMM's SM-side time t (its CTAs' schedule) and its HBM floor h join: (t^p + h^p)^(1/p), a
   // smooth max, so that near the floor the form whose CTAs leave more slack models faster, as the GPU
