@@ -1120,6 +1120,31 @@ TEST(OpsMlpCost, StreamKSharesTheLastWave) {
   EXPECT_NEAR(mlp_gemm_cost_us(c, g, 132), plain, 1e-9);
 }
 
+// Stream-K in lanes (baton/stream_k.hpp): the row bands of a weight block run its k-blocks side by
+// side, so the weights are read once whatever the tile order, where persistent CTAs in row-major
+// order (group_m 1) read them once per band; the CTAs are whole groups of one per band.
+TEST(OpsMlpCost, StreamKInLanesReadsTheWeightsOnce) {
+  MlpCostModel c = baton::ops::mlp_cost_model_for_hbm(3.35e6);  // an H100's HBM: GPT-3's GEMM1 near its floor
+  auto cost = [&](int m, bool stream_k, int group_m) {
+    MlpGemmShape g{m, 6144, 12288, 256, 1, group_m};
+    g.persistent = true;
+    g.stream_k = stream_k;
+    return mlp_gemm_cost_us(c, g, 132);
+  };
+  for (int m : {257, 384, 768}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    EXPECT_NEAR(cost(m, true, 1), cost(m, true, 16), 1e-9) << "the order does not change stream-K's weight reads";
+    EXPECT_GT(cost(m, false, 1), cost(m, false, 16)) << "persistent row-major reads the weights once per band";
+  }
+  // Three bands of 128 x 256 tiles: 72 tiles, 44 groups of 3 CTAs; 9 bands: 14 groups (126 CTAs), and
+  // each group's lane runs 24 x 192 / 14 k-blocks of the full band's time.
+  c.hbm_bytes_per_us = 1e12;
+  c.mma_power_gain = 0;
+  const double kb = cost(128, false, 1) - c.cta_us;  // one tile's 192 k-blocks, one band, one CTA per tile
+  const double fixup = c.stream_k_fixup_us * 2.0;     // per 128 columns of a 256-wide partial
+  EXPECT_NEAR(cost(9 * 128, true, 1), c.cta_us + kb * 24.0 / 14.0 + c.persistent_tile_us * 2 + fixup, 1e-6);
+}
+
 // A last row band of <= 64 rows runs one MMA warp group: its CTAs cost about half (compute-bound).
 TEST(OpsMlpCost, ATailBandOfFewRowsCostsHalf) {
   MlpCostModel c;

@@ -202,8 +202,8 @@ inline double mlp_swapped_gemm_cost_us(const MlpCostModel& c, const MlpGemmShape
   // Persistent (one part per tile): the busiest CTA loops over ceil(tiles / SMs) tiles.
   const int64_t per_sm = cdiv(ctas, sms);
   double t = g.persistent && g.split == 1 && g.stream_k
-                 ? detail::stream_k_makespan_us(c, ctas, kb, double(weight_tiles * kb) * per_kb, sms, g.swap_tokens,
-                                                sk_lanes)
+                 ? detail::stream_k_makespan_us(c, ctas, kb, double((sk_lanes > 1 ? weight_tiles : ctas) * kb) * per_kb,
+                                                sms, g.swap_tokens, sk_lanes)
              : g.persistent && g.split == 1
                  ? c.cta_us + double(per_sm - 1) * c.persistent_tile_us + double(per_sm * longest) * per_kb
                  : detail::equal_ctas_makespan_us(ctas, sms, c.cta_us + double(longest) * per_kb);
