@@ -250,8 +250,8 @@ struct GemmArguments {
   // Stream-K (with persistent_ctas > 0, split_k 1): the k-blocks of all weight blocks shared evenly
   // among groups of CTAs, one CTA of a group per token tile, all of a group on the same k-blocks at
   // once (baton/stream_k.hpp, stream_k_lanes), so that a grid of fewer or not a whole number of waves
-  // of tiles keeps every SM busy to the end (96 tiles on 132 SMs: each CTA runs 0.73 of a tile
-  // instead of 36 SMs idling through a whole one) and every weight k-block is read from HBM once. A
+  // of tiles keeps every SM busy to the end (T < S tiles on S SMs: each CTA runs T/S of a tile
+  // instead of S - T SMs idling through a whole one) and every weight k-block is read from HBM once. A
   // tile shared by several CTAs is finished by the last to arrive, as under split-K: it needs
   // split_workspace of split_workspace_bytes(args) bytes, counters cleared once
   // (clear_split_workspace). Launches stream_k_ctas(args) CTAs: whole groups, at most
