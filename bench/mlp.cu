@@ -40,7 +40,8 @@
 // cuBLASLt for SwiGLU: GEMM1 into [M, 2F], the same SwiGLU kernel, GEMM2.
 //
 // Method (BENCHMARKS.md): CUDA events, warm-up, median of --reps timed repetitions (each rep is
-// --iters-per-graph MLP iterations, in one graph or launched back to back, divided). Inputs are
+// --iters-per-graph MLP iterations, in one graph or launched back to back, divided), the variants of a
+// shape timed in interleaved rounds (bench/common/rounds.hpp; --order in-turn: one after another). Inputs are
 // random (X ~ U with std 1, W ~ U with std 1/sqrt(K): GeLU's input has std ~1). The weights
 // (2 x 151 MB for gpt3) exceed the 60 MB L2, so inputs are not rotated. Before timing and again
 // after it, Y and Z are poisoned (NaN) and one iteration runs (graph variants: a one-iteration
@@ -244,18 +245,30 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     return op->build(p, c.args, c.num_sms, c.stream);
   };
 
-  bool fatal = false;
-  for (auto& v : vs) {
-    if (!wanted(c, v.name)) continue;
-    bench::Row r;
-    r.workload = c.workload;
-    r.shape = shape;
-    r.variant = v.name;
-    r.floor_us = floor_us;
-    r.baseline = v.baseline;
+  // Every wanted variant is built, run once and checked; then they are timed together (interleaved
+  // rounds unless --order in-turn: bench/common/rounds.hpp), checked again, and reported.
+  struct Run {
+    Variant* v = nullptr;
+    status st;
     Check before, after;
     std::vector<double> us;
-    status st = build_for(v.name).with_context("building " + v.name);
+  };
+  std::vector<Run> runs;
+  bool fatal = false;
+  // A failed step: its error printed; a sticky error (illegal address, ...) leaves the context
+  // unusable, so nothing more runs on it (the rows so far are still written).
+  auto report_failure = [&](const status& st) {
+    std::fprintf(stderr, "error: [m=%d] %s\n", m, st.to_string().c_str());
+    (void)cudaGetLastError();
+    if (st.code() == errc::cuda_error && cudaStreamSynchronize(c.stream) != cudaSuccess) fatal = true;
+    (void)cudaGetLastError();
+  };
+  for (auto& v : vs) {
+    if (!wanted(c, v.name) || fatal) continue;
+    Run& run = runs.emplace_back();
+    run.v = &v;
+    status& st = run.st;
+    st = build_for(v.name).with_context("building " + v.name);
     // One iteration outside any capture first: loads the kernels (lazy module loading) and
     // cuBLASLt's, so nothing is loaded while a graph is captured.
     if (st.ok()) st = [&]() -> status {
@@ -265,22 +278,50 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     }().with_context("first run of " + v.name);
     if (st.ok() && v.name == "baton-auto") v.policy = ops::to_string(op->plan().policy);  // tuned at build
     if (st.ok() && v.name == "baton-plan") v.policy = ops::to_string(plan_op->plan().policy);
-    if (st.ok()) st = check(c, p, v, sample, ref, before).with_context("checking " + v.name + " before timing");
-    if (st.ok()) st = time_variant(c, v, us).with_context("timing " + v.name);
-    if (st.ok()) st = check(c, p, v, sample, ref, after).with_context("checking " + v.name + " after timing");
+    if (st.ok()) st = check(c, p, v, sample, ref, run.before).with_context("checking " + v.name + " before timing");
+    if (!st.ok()) report_failure(st);
+  }
+  std::vector<Run*> timed;
+  for (auto& run : runs)
+    if (run.st.ok() && !fatal) timed.push_back(&run);
+  if (c.args.interleave) {
+    std::vector<Variant*> tv;
+    for (Run* run : timed) tv.push_back(run->v);
+    std::vector<std::vector<double>> us;
+    std::vector<status> errs;
+    const status st = time_variants(c, tv, us, errs);
+    for (size_t i = 0; i < timed.size(); ++i) {
+      timed[i]->st = (!st.ok() ? st : errs[i]).with_context("timing " + timed[i]->v->name + " (interleaved rounds)");
+      if (i < us.size()) timed[i]->us = std::move(us[i]);
+    }
+  } else {
+    for (Run* run : timed) run->st = time_variant(c, *run->v, run->us).with_context("timing " + run->v->name);
+  }
+  for (Run* run : timed) {
+    if (run->st.ok() && !fatal)
+      run->st = check(c, p, *run->v, sample, ref, run->after).with_context("checking " + run->v->name + " after timing");
+    else if (run->st.ok())
+      run->st = status(errc::cuda_error, "not checked after timing: an earlier variant left the CUDA context unusable");
+    if (!run->st.ok() && !fatal) report_failure(run->st);
+  }
+  for (Run& run : runs) {
+    Variant& v = *run.v;
+    const status& st = run.st;
+    const Check& before = run.before;
+    const Check& after = run.after;
+    bench::Row r;
+    r.workload = c.workload;
+    r.shape = shape;
+    r.variant = v.name;
+    r.floor_us = floor_us;
+    r.baseline = v.baseline;
     if (st.ok()) {
-      const auto s = bench::stats(us);
+      const auto s = bench::stats(run.us);
       r.median_us = s.median;
       r.min_us = s.min;
       r.max_us = s.max;
-      r.reps = int(us.size());
+      r.reps = int(run.us.size());
       r.correct = before.ok && after.ok;
-    } else {
-      std::fprintf(stderr, "error: [m=%d] %s\n", m, st.to_string().c_str());
-      (void)cudaGetLastError();
-      // A sticky error (illegal address, ...) leaves the context unusable: stop after this row.
-      if (st.code() == errc::cuda_error && cudaStreamSynchronize(c.stream) != cudaSuccess) fatal = true;
-      (void)cudaGetLastError();
     }
     const double rel = std::max(before.rel_err, after.rel_err);
     const size_t nonfinite = std::max(before.nonfinite, after.nonfinite);
@@ -323,10 +364,11 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
                {"timing", v.graph ? "graph" : "stream"},
                {"cutlass", std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
                                std::to_string(CUTLASS_PATCH)},
-               {"cublaslt", std::to_string(cublasLtGetVersion())}};
+               {"cublaslt", std::to_string(cublasLtGetVersion())},
+               {"order", c.args.interleave ? "interleaved" : "in-turn"}};
     rows.push_back(r);
-    if (fatal) return false;
   }
+  if (fatal) return false;
 
   // The breakdown: baton-auto's and cuBLASLt's GEMMs each timed alone (a graph of --iters-per-graph
   // launches of that GEMM, the same method), against the chain's median above. rest = chain - GEMM1

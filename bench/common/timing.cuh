@@ -7,11 +7,13 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
 #include "baton/async/stream.cuh"
 #include "baton/status.hpp"
+#include "rounds.hpp"
 
 namespace baton::bench {
 
@@ -66,6 +68,41 @@ template <class Rep>
 [[nodiscard]] status time_repetitions(async::stream_ref stream, int warmup, int reps, int iters, Rep&& rep,
                                       std::vector<double>& us) {
   return time_repetitions(stream, warmup, reps, iters, rep, [] { return status{}; }, us);
+}
+
+// The variants of one shape timed in interleaved rounds (rounds.hpp): `warmup` untimed calls of each
+// rep function, a wait for the stream, check(i) for each (a failed one leaves before the rounds), then
+// `reps` rounds, each timing one call of every variant still in, between two events and waited for;
+// us[i] gets variant i's microseconds per iteration (the call's time over `iters`), failed[i] its
+// error. check(i) runs once more after the rounds for every variant that finished them.
+[[nodiscard]] inline status time_rounds(async::stream_ref stream, int warmup, int reps, int iters,
+                                        const std::vector<std::function<status()>>& rep,
+                                        const std::function<status(int)>& check,
+                                        std::vector<std::vector<double>>& us, std::vector<status>& failed) {
+  auto timer = EventTimer::create();
+  if (!timer.ok()) return timer.error();
+  const int n = int(rep.size());
+  std::vector<status> before(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    for (int w = 0; w < warmup && before[size_t(i)].ok(); ++w) before[size_t(i)] = rep[size_t(i)]();
+    if (before[size_t(i)].ok()) before[size_t(i)] = stream.synchronize();
+    if (before[size_t(i)].ok()) before[size_t(i)] = check(i);
+  }
+  run_rounds(
+      n, reps,
+      [&](int i, double& sample) -> status {
+        if (!before[size_t(i)].ok()) return before[size_t(i)];
+        BATON_TRY(timer.value().start(stream));
+        BATON_TRY(rep[size_t(i)]());
+        auto ms = timer.value().stop(stream);
+        if (!ms.ok()) return ms.error();
+        sample = 1000.0 * double(ms.value()) / iters;
+        return {};
+      },
+      us, failed);
+  for (int i = 0; i < n; ++i)
+    if (failed[size_t(i)].ok()) failed[size_t(i)] = check(i);
+  return {};
 }
 
 }  // namespace baton::bench

@@ -42,6 +42,7 @@ struct Args {
   int breakdown = 1;           // time each GEMM of baton-auto and cuBLASLt alone (mlp-*-breakdown.csv)
   int sync_overhead = 0;       // 1: only the wait path's cost, GEMM2 with every semaphore posted (sync-overhead-*)
   int reps = 50;
+  int interleave = 1;  // 1: the variants of a shape timed in interleaved rounds; 0: one after another
   int iters = 10;  // MLP iterations per timed repetition (per graph)
   int warmup = 3;  // untimed repetitions first
   int check_rows = 16;
@@ -59,7 +60,7 @@ inline void usage() {
       "                       [--stream-k 0|1]\n"
       "                       [--pdl auto|0|1]\n"
       "                       [--breakdown 0|1] [--sync-overhead 0|1] [--reps R]\n"
-      "                       [--iters-per-graph I] [--warmup W] [--check-rows N]\n"
+      "                       [--iters-per-graph I] [--warmup W] [--order interleaved|in-turn] [--check-rows N]\n"
       "                       [--variants V1,V2,...] [--trace M] [--timeout-s S] [--out-dir DIR]\n"
       "Transformer MLP, bf16 with fp32 accumulation, X [M,H], W2 [H,F], Z = Y W2^T with\n"
       "  gelu:   Y = GeLU(X W1^T), W1 [F,H]                  (GPT-3)\n"
@@ -102,6 +103,11 @@ inline void usage() {
       "  --reps R             timed repetitions, median reported (default 50; BENCHMARKS.md wants >= 50)\n"
       "  --iters-per-graph I  MLP iterations per repetition / per graph (default 10)\n"
       "  --warmup W           untimed repetitions before timing (default 3)\n"
+      "  --order interleaved|in-turn  how a shape's variants are timed: in rounds, one repetition of every\n"
+      "                       variant per round, each round starting at the next variant, so clock and power\n"
+      "                       drift hit them alike (default interleaved); or each variant's repetitions\n"
+      "                       together, one variant after another (in-turn, the method before). The CSV's\n"
+      "                       `order` column says which\n"
       "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
       "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,\n"
@@ -201,6 +207,11 @@ inline bool parse(int argc, char** argv, Args& a) {
       if (!int_opt(1, 10000, a.iters)) return false;
     } else if (k == "--warmup") {
       if (!int_opt(0, 10000, a.warmup)) return false;
+    } else if (k == "--order") {
+      const std::string o = v;
+      if (o == "interleaved") a.interleave = 1;
+      else if (o == "in-turn") a.interleave = 0;
+      else return bad("--order '" + o + "': expected interleaved or in-turn");
     } else if (k == "--check-rows") {
       if (!int_opt(1, 1024, a.check_rows)) return false;
     } else if (k == "--trace") {

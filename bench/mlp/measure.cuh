@@ -104,6 +104,36 @@ struct Check {
   return {};
 }
 
+// The variants of one shape timed in interleaved rounds (bench/common/rounds.hpp; --order
+// interleaved, the default): each graph variant captured once, then bench::time_rounds. us[i] and
+// failed[i] are variant i's samples and error; a capture that fails fails that variant alone.
+[[nodiscard]] inline status time_variants(Ctx& c, const std::vector<Variant*>& vs, std::vector<std::vector<double>>& us,
+                                          std::vector<status>& failed) {
+  const int iters = c.args.iters;
+  std::vector<bench::graph_exec> graphs(vs.size());
+  std::vector<status> captured(vs.size());
+  std::vector<std::function<status()>> rep;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    Variant& v = *vs[i];
+    if (v.graph) {
+      auto g = bench::capture_iterations(c.stream, iters, v.enqueue);
+      if (g.ok())
+        graphs[i] = std::move(g.value());
+      else
+        captured[i] = g.error();
+    }
+    rep.push_back([&c, &v, &g = graphs[i], &st = captured[i], iters]() -> status {
+      if (!st.ok()) return st;
+      if (v.graph) return g.launch(c.stream);
+      for (int k = 0; k < iters; ++k) BATON_TRY(v.enqueue());
+      return {};
+    });
+  }
+  // A watchdog report (a variant's error record) after the warm-up or the rounds fails that variant.
+  return bench::time_rounds(c.stream, c.args.warmup, c.args.reps, iters, rep, [&](int i) { return vs[size_t(i)]->errors(); },
+                            us, failed);
+}
+
 inline bool wanted(const Ctx& c, const std::string& v) {
   return std::find(c.args.variants.begin(), c.args.variants.end(), v) != c.args.variants.end();
 }
