@@ -14,7 +14,9 @@
 //
 // Every variant's output is checked against a GPU fp32 reference (a direct convolution, Y rounded to
 // bf16 as the kernels store it): relative Frobenius error < 1e-2, no NaN. A timed repetition is one
-// graph of --iters passes (the stream variant: --iters passes enqueued), median of --reps.
+// graph of --iters passes (the stream variant: --iters passes enqueued), median of --reps; a shape's
+// variants are created and checked first, then timed in interleaved rounds (--order in-turn: one after
+// another).
 //
 //   baton_bench_conv --workload resnet38 [--batch 1,2,4,8,16,32] [--layers 64@56,128@28]
 //   baton_bench_conv --workload custom --block resnet|vgg --batch 3 --channels 96 --hw 40
@@ -24,6 +26,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,6 +82,7 @@ struct Args {
   std::vector<int> batch;
   std::vector<Layer> layers;
   int reps = 50, iters = 20, warmup = 5;
+  bool interleave = true;  // --order: the variants of a shape timed in interleaved rounds (or one after another)
   std::string out_dir = ".";
   std::string timeline;
   std::string variants = "cutlass-stream,cutlass-graph,cutlass-pdl-graph,baton-tile,baton-kblock,baton-plan,baton-auto";
@@ -95,6 +100,8 @@ void usage() {
       "  --variants LIST                   subset of cutlass-stream,cutlass-graph,cutlass-pdl-graph,\n"
       "                                    baton-tile,baton-kblock,baton-plan,baton-auto\n"
       "  --reps N (50) --iters N (20)      timed repetitions, passes per repetition\n"
+      "  --order interleaved|in-turn       a shape's variants timed in rounds, one repetition of each per round\n"
+      "                                    (default), or each variant's repetitions together, one after another\n"
       "  --out-dir DIR                     writes DIR/conv-<workload>.csv and .json\n"
       "  --timeline FILE                   per-tile Perfetto timeline of the first shape (kblock policy)\n");
 }
@@ -144,7 +151,11 @@ bool parse_args(int argc, char** argv, Args& a) {
     } else if (k == "--hw") {
       if (!bench::parse_int(v, 1, 65536, hw)) return std::fprintf(stderr, "baton_bench_conv: bad --hw\n"), false;
     } else if (k == "--variants") a.variants = v;
-    else if (k == "--reps") {
+    else if (k == "--order") {
+      if (std::string(v) == "interleaved") a.interleave = true;
+      else if (std::string(v) == "in-turn") a.interleave = false;
+      else return std::fprintf(stderr, "baton_bench_conv: --order interleaved|in-turn, got '%s'\n", v), false;
+    } else if (k == "--reps") {
       if (!bench::parse_int(v, 1, 100000, a.reps)) return std::fprintf(stderr, "baton_bench_conv: bad --reps\n"), false;
     } else if (k == "--iters") {
       if (!bench::parse_int(v, 1, 100000, a.iters)) return std::fprintf(stderr, "baton_bench_conv: bad --iters\n"), false;
@@ -223,7 +234,19 @@ int run(const Args& a) {
         return bench::relative_error(stream, bf(out), static_cast<const float*>(oref.data()), 1, px, px, size_t(s.k),
                                      static_cast<double*>(sums.data())) < 1e-2;
       };
-      auto measure = [&](const std::string& variant, ops::ConvChainRunOptions o, bool graph, bool baseline) {
+      // Every wanted variant is created (baton-auto tuned), run once and checked first; then all are timed
+      // together, in interleaved rounds unless --order in-turn (bench/common/rounds.hpp), so neither the
+      // card's drift nor the heat of tuning lands on one variant.
+      struct Entry {
+        std::string variant;
+        bool graph = true, baseline = false, tuned = false, correct = false;
+        std::unique_ptr<Op> op;
+        bench::graph_exec g;
+        status st;
+        std::vector<double> us;
+      };
+      std::vector<Entry> entries;
+      auto prepare = [&](const std::string& variant, ops::ConvChainRunOptions o, bool graph, bool baseline) {
         if (!bench::in_list(a.variants, variant)) return;
         o.log = false;
         auto op = Op::create(s, t, stream, o);
@@ -232,46 +255,22 @@ int run(const Args& a) {
           all_ok = false;
           return;
         }
-        Op& chain = *op.value();
+        Entry& e = entries.emplace_back();
+        e.variant = variant;
+        e.graph = graph;
+        e.baseline = baseline;
+        e.tuned = o.tune;
+        e.op = std::move(op.value());
         (void)cudaMemsetAsync(out.data(), 0xFF, ny * 2, stream);
-        status st = chain.enqueue(stream);
-        if (st.ok()) st = chain.check_errors(stream);
-        const bool correct = st.ok() && check();
-        std::vector<double> us;
-        if (st.ok()) {
-          if (graph) {
-            auto g = bench::capture_iterations(stream, a.iters, [&] { return chain.enqueue(stream); });
-            if (!g.ok()) st = g.error();
-            else
-              st = bench::time_repetitions(stream, a.warmup, a.reps, a.iters, [&] { return g.value().launch(stream); },
-                                           [&] { return chain.check_errors(stream); }, us);
-          } else {
-            st = bench::time_repetitions(
-                stream, a.warmup, a.reps, a.iters,
-                [&]() -> status {
-                  for (int i = 0; i < a.iters; ++i) BATON_TRY(chain.enqueue(stream));
-                  return {};
-                },
-                [&] { return chain.check_errors(stream); }, us);
-          }
+        e.st = e.op->enqueue(stream);
+        if (e.st.ok()) e.st = e.op->check_errors(stream);
+        e.correct = e.st.ok() && check();
+        if (e.st.ok() && graph) {
+          Op& chain = *e.op;
+          auto g = bench::capture_iterations(stream, a.iters, [&] { return chain.enqueue(stream); });
+          if (g.ok()) e.g = std::move(g.value());
+          else e.st = g.error();
         }
-        if (st.ok()) st = chain.check_errors(stream);
-        if (!st.ok()) {
-          std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), variant.c_str(), st.to_string().c_str());
-          all_ok = false;
-          return;
-        }
-        bench::Row r = bench::timed_row("conv-" + a.workload, shape, variant, us, floor_us, baseline, correct);
-        const ops::ConvChainPlan& p = chain.plan();
-        r.extra = {{"policy", ops::to_string(p.policy)},
-                   {"split_k", std::to_string(p.split_k1) + "/" + std::to_string(p.split_k2)},
-                   {"launch", p.policy == ops::ConvChainPolicy::none ? ops::to_string(p.launch) : "pdl"}};
-        all_ok = all_ok && correct;
-        rows.push_back(r);
-        if (o.tune) std::printf("%s\n", p.log_line().c_str());
-        std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), variant.c_str(), r.median_us,
-                    correct ? "ok" : "WRONG");
-        std::fflush(stdout);
       };
       ops::ConvChainRunOptions none_serial, none_pdl, tile, kblock, planned, tuned;
       none_serial.plan.policy = ops::ConvChainPolicy::none;
@@ -281,13 +280,55 @@ int run(const Args& a) {
       tile.plan.policy = ops::ConvChainPolicy::tile;
       kblock.plan.policy = ops::ConvChainPolicy::kblock;
       tuned.tune = true;
-      measure("cutlass-stream", none_serial, false, true);
-      measure("cutlass-graph", none_serial, true, true);
-      measure("cutlass-pdl-graph", none_pdl, true, true);
-      measure("baton-tile", tile, true, false);
-      measure("baton-kblock", kblock, true, false);
-      measure("baton-plan", planned, true, false);
-      measure("baton-auto", tuned, true, false);
+      prepare("cutlass-stream", none_serial, false, true);
+      prepare("cutlass-graph", none_serial, true, true);
+      prepare("cutlass-pdl-graph", none_pdl, true, true);
+      prepare("baton-tile", tile, true, false);
+      prepare("baton-kblock", kblock, true, false);
+      prepare("baton-plan", planned, true, false);
+      prepare("baton-auto", tuned, true, false);
+      std::vector<std::function<status()>> reps;
+      for (Entry& e : entries)
+        reps.push_back([&e, &a, stream]() -> status {
+          if (!e.st.ok()) return e.st;
+          if (e.graph) return e.g.launch(stream);
+          for (int i = 0; i < a.iters; ++i) BATON_TRY(e.op->enqueue(stream));
+          return {};
+        });
+      auto errors_of = [&](int i) { return entries[size_t(i)].op->check_errors(stream); };
+      if (a.interleave) {
+        std::vector<std::vector<double>> us;
+        std::vector<status> failed;
+        const status st = bench::time_rounds(stream, a.warmup, a.reps, a.iters, reps, errors_of, us, failed);
+        for (size_t i = 0; i < entries.size(); ++i) {
+          if (entries[i].st.ok()) entries[i].st = st.ok() ? failed[i] : st;
+          if (i < us.size()) entries[i].us = std::move(us[i]);
+        }
+      } else {
+        for (size_t i = 0; i < entries.size(); ++i) {
+          Entry& e = entries[i];
+          if (e.st.ok()) e.st = bench::time_repetitions(stream, a.warmup, a.reps, a.iters, reps[i], [&] { return errors_of(int(i)); }, e.us);
+          if (e.st.ok()) e.st = errors_of(int(i));
+        }
+      }
+      for (Entry& e : entries) {
+        if (!e.st.ok()) {
+          std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), e.variant.c_str(), e.st.to_string().c_str());
+          all_ok = false;
+          continue;
+        }
+        bench::Row r = bench::timed_row("conv-" + a.workload, shape, e.variant, e.us, floor_us, e.baseline, e.correct);
+        const ops::ConvChainPlan& p = e.op->plan();
+        r.extra = {{"policy", ops::to_string(p.policy)},
+                   {"split_k", std::to_string(p.split_k1) + "/" + std::to_string(p.split_k2)},
+                   {"launch", p.policy == ops::ConvChainPolicy::none ? ops::to_string(p.launch) : "pdl"},
+                   {"order", a.interleave ? "interleaved" : "in-turn"}};
+        all_ok = all_ok && e.correct;
+        rows.push_back(r);
+        if (e.tuned) std::printf("%s\n", p.log_line().c_str());
+        std::printf("%-28s %-18s %9.2f us  %s\n", shape.c_str(), e.variant.c_str(), r.median_us, e.correct ? "ok" : "WRONG");
+        std::fflush(stdout);
+      }
       if (!timeline_done) {
         timeline_done = true;
         const Grid g = s.grid();
