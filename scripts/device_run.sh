@@ -118,19 +118,26 @@ if want syncov && [ -x "$BIN/baton_bench_mlp" ]; then
     > "$DEST/sync-overhead.csv" 2>/dev/null
 fi
 
-# The MLP model zoo (BENCHMARKS.md): Llama-2-7B and Llama-2-70B TP4 (SwiGLU) at M around tile edges,
-# baton's chains and auto against the PDL and cuBLASLt baselines; the presets are the MLP step's.
+# The MLP model zoo (issue 15, BENCHMARKS.md): GPT-3 TP8 (GeLU), LLaMA-65B TP8, Llama-2-7B and Llama-2-70B TP4
+# (SwiGLU) at the issue's 35 batch sizes; per model one process, so `baton-auto` (tuned), `baton-plan` and the
+# baselines are timed in the same interleaved rounds (docs/mlp.md, "Interleaved timing"). BATON_ZOO_M,
+# BATON_ZOO_MODELS ("name:H:F:act ...") and BATON_ZOO_VARIANTS narrow it.
 if want zoo && [ -x "$BIN/baton_bench_mlp" ]; then
-  zoo_m="${BATON_ZOO_M:-1,2,3,4,5,8,12,16,24,32,48,64,96,100,127,128,129,160,192,200,255,256,257,320,384,500,512}"
-  for model in "llama2-7b 4096 11008" "llama2-70b-tp4 8192 7168"; do
-    set -- $model
-    step "MLP zoo: $1"
-    mkdir -p "$DEST/zoo/$1"
-    timeout 200 "$BIN/baton_bench_mlp" --hidden "$2" --ffn "$3" --act swiglu --m "$zoo_m" --breakdown 0 \
-      --variants cutlass-pdl-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,baton-plan --out-dir "$DEST/zoo/$1" > "$DEST/zoo/$1.log" 2>&1 || fail=1
-    grep -A40 "^shape " "$DEST/zoo/$1.log" | tee -a "$log"
+  zoo_m="${BATON_ZOO_M:-1,2,3,4,5,8,12,16,24,32,48,64,96,100,127,128,129,160,192,200,255,256,257,320,384,500,512,640,768,1000,1024,1025,1536,2000,2048}"
+  zoo_v="${BATON_ZOO_VARIANTS:-baton-auto,baton-plan,cublaslt-graph,cutlass-pdl-graph}"
+  zoo_csvs=()
+  for model in ${BATON_ZOO_MODELS:-gpt3-tp8:12288:6144:gelu llama65-tp8:8192:2752:swiglu llama2-7b:4096:11008:swiglu llama2-70b-tp4:8192:7168:swiglu}; do
+    IFS=: read -r name h f act <<< "$model"
+    step "MLP zoo: $name"
+    mkdir -p "$DEST/zoo/$name"
+    timeout "${BATON_ZOO_TIMEOUT:-300}" "$BIN/baton_bench_mlp" --hidden "$h" --ffn "$f" --act "$act" --m "$zoo_m" --breakdown 0 \
+      --reps 30 --check-rows 4 --timeout-s "${BATON_ZOO_TIMEOUT:-300}" --variants "$zoo_v" --out-dir "$DEST/zoo/$name" \
+      > "$DEST/zoo/$name.log" 2>&1 || fail=1
+    grep -A150 "^workload " "$DEST/zoo/$name.log" | tee -a "$log"
+    for c in "$DEST/zoo/$name"/mlp-*.csv; do [ -f "$c" ] && zoo_csvs+=("$c"); done
   done
-  { head -1 "$DEST/zoo/llama2-7b/mlp-custom.csv"; tail -n +2 -q "$DEST"/zoo/*/mlp-custom.csv; } > "$DEST/mlp-zoo.csv" 2>/dev/null
+  [ ${#zoo_csvs[@]} -gt 0 ] && python3 bench/common/concat_results.py --out "$DEST/mlp-zoo.csv" "${zoo_csvs[@]}" | tee -a "$log"
+  [ -f "$DEST/mlp-zoo.csv" ] && python3 scripts/plot_zoo.py "$DEST/mlp-zoo.csv" "$DEST/mlp-zoo.png" 2>&1 | tee -a "$log"
 fi
 
 # baton-auto with CTA pairs allowed (bench --cta-pairs 1: 128x96 GEMMs as 1x2 clusters multicasting A,
