@@ -38,6 +38,8 @@
 // Timing (BENCHMARKS.md, Method): a repetition is one replay of a graph of --iters passes (default:
 // enough passes for about 1 ms of floor time, 2 to 20), timed with CUDA events; 5 untimed
 // repetitions first, then median, min and max of --reps (>= 50) repetitions, divided by the passes.
+// A shape's variants are built and checked first, then timed in interleaved rounds, one repetition
+// of each per round (bench/common/rounds.hpp; --order in-turn: one variant after another).
 // Inputs are not rotated: at the workloads' shapes W_qkv + W_o alone (151 MB GPT-3, 67 MB LLaMA)
 // exceed the H200's 60 MB L2, and the op binds its pointers at create().
 //
@@ -288,6 +290,7 @@ struct Args {
   std::vector<int> decode_batch, new_tokens, kv;  // decode shapes: batch x new tokens x KV length
   int heads = 0, hidden = 0;
   int reps = 50, iters = 0, warmup = 5;  // iters 0: per shape, about 1 ms of floor time (2..20)
+  bool interleave = true;  // --order: a shape's variants timed in interleaved rounds (or one after another)
   std::string out_dir = ".";
   std::string timeline;
   int tl_batch = 0, tl_seq = 0;          // 0: the first shape
@@ -318,6 +321,8 @@ void usage() {
       "                                (default: all but cutlass-stream; bound-concurrent is the overlap\n"
       "                                bound, the kernels without dependencies: never counted as a baseline)\n"
       "  --reps N (50, >= 50 for results) --iters N (0: per shape, ~1 ms of floor time, 2..20)\n"
+      "  --order interleaved|in-turn   a shape's variants timed in rounds, one repetition of each per round\n"
+      "                                (default), or each variant's repetitions together, one after another\n"
       "  --check on|off                compare Y with a GPU fp32 reference (default on; off: rows say correct 0)\n"
       "  --out-dir DIR                 writes DIR/attention-<workload>.csv and .json (default .)\n"
       "  --breakdown 0|1               also time each kernel of the unsynchronized chain alone, in a graph of\n"
@@ -391,6 +396,10 @@ int parse_args(int argc, char** argv, Args& a) {
       for (auto& f : bench::split_commas(a.variants))
         if (std::none_of(std::begin(kAllVariants), std::end(kAllVariants), [&](const char* n) { return f == n; }))
           return std::fprintf(stderr, "%s: unknown variant '%s' (--help lists them)\n", me, f.c_str()), -1;
+    } else if (k == "--order") {
+      if (std::string(v) == "interleaved") a.interleave = true;
+      else if (std::string(v) == "in-turn") a.interleave = false;
+      else return std::fprintf(stderr, "%s: --order interleaved|in-turn, got '%s'\n", me, v), -1;
     } else if (k == "--reps") {
       if (!bench::parse_int(v, 1, 100000, a.reps)) return std::fprintf(stderr, "%s: bad --reps '%s'\n", me, v), -1;
     } else if (k == "--iters") {
@@ -640,56 +649,41 @@ status Bench::shape_run(const ops::AttentionShape& s) {
                                  size_t(P), size_t(N), bench::device_ptr<double>(sums));
   };
 
-  // One variant: a pass, its check, a graph of `iters` passes (or `iters` stream passes) timed,
-  // a second check after one more repetition. `prepare` NaN-poisons what the checked run must write.
+  // One variant: a pass and its check first; once every wanted variant has passed that, all are timed
+  // together (a graph of `iters` passes each, or `iters` stream passes), in interleaved rounds unless
+  // --order in-turn (bench/common/rounds.hpp: drift over the run hits every variant alike), and each is
+  // checked again after one more repetition. `prepare` NaN-poisons what the checked run must write.
   struct Variant {
     std::string name, policy, launch;
     std::string gemms = "128x128 batched/128x128 batched";
     bool baseline = false, graph = true;
     std::function<status()> enqueue, errors, prepare;
   };
-  auto measure = [&](const Variant& v) {
-    auto fail = [&](const status& st) {
-      std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), v.name.c_str(), st.to_string().c_str());
-      all_ok = false;
-    };
+  struct Entry {
+    Variant v;
+    status st;
     double rel1 = 0, rel2 = 0;
-    status st = v.prepare();
-    if (st.ok()) st = v.enqueue();
-    if (st.ok()) st = v.errors();
-    if (st.ok() && a.check) rel1 = check();
-    std::vector<double> us;
     std::unique_ptr<bench::graph_exec> g;
-    auto rep = [&]() -> status {
-      if (g) return g->launch(stream);
-      for (int i = 0; i < iters; ++i) BATON_TRY(v.enqueue());
-      return {};
-    };
-    if (st.ok() && v.graph) {
+    std::vector<double> us;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::unique_ptr<Op>> ops_alive;  // the op variants' chains, alive until they are timed
+  auto fail = [&](const std::string& name, const status& st) {
+    std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), name.c_str(), st.to_string().c_str());
+    all_ok = false;
+  };
+  auto measure = [&](const Variant& v) {
+    Entry& e = entries.emplace_back();
+    e.v = v;
+    e.st = v.prepare();
+    if (e.st.ok()) e.st = v.enqueue();
+    if (e.st.ok()) e.st = v.errors();
+    if (e.st.ok() && a.check) e.rel1 = check();
+    if (e.st.ok() && v.graph) {
       auto cg = bench::capture_iterations(stream, iters, v.enqueue);
-      if (cg.ok()) g = std::make_unique<bench::graph_exec>(std::move(cg.value()));
-      else st = cg.error();
+      if (cg.ok()) e.g = std::make_unique<bench::graph_exec>(std::move(cg.value()));
+      else e.st = cg.error();
     }
-    if (st.ok()) st = bench::time_repetitions(stream, a.warmup, a.reps, iters, rep, v.errors, us);
-    if (st.ok()) st = v.errors();
-    if (st.ok() && a.check) {
-      st = v.prepare();
-      if (st.ok()) st = rep();
-      if (st.ok()) st = v.errors();
-      if (st.ok()) rel2 = check();
-    }
-    if (!st.ok()) return fail(st);
-    const bool correct = a.check && rel1 < kRelTol && rel2 < kRelTol;  // NaN compares false
-    bench::Row r = bench::timed_row("attention-" + a.workload, shape, v.name, us, fl, v.baseline, correct);
-    char err[32];
-    std::snprintf(err, sizeof err, "%.3e", std::max(rel1, rel2));
-    r.extra = {{"policy", v.policy}, {"gemms", v.gemms}, {"launch", v.launch}, {"iters", std::to_string(iters)},
-               {"rel_err", a.check ? std::string(err) : std::string("unchecked")}};
-    all_ok = all_ok && (correct || !a.check);
-    rows.push_back(r);
-    std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  %s\n", shape.c_str(), v.name.c_str(), r.median_us,
-                fl > 0 ? r.median_us / fl : 0.0, !a.check ? "unchecked" : correct ? "ok" : "WRONG");
-    std::fflush(stdout);
   };
 
   // The op's variants.
@@ -700,38 +694,35 @@ status Bench::shape_run(const ops::AttentionShape& s) {
     ro.plan.kv_splits = kv_splits;
     ro.log = false;
     auto op = Op::create(s, t, stream, ro);
-    if (!op.ok()) {
-      std::fprintf(stderr, "%s %s: %s\n", shape.c_str(), name.c_str(), op.error().to_string().c_str());
-      all_ok = false;
-      return;
-    }
-    Op& chain = *op.value();
-    if (name == "baton-auto") std::printf("  %s\n", chain.plan().log_line().c_str());
+    if (!op.ok()) return fail(name, op.error());
+    Op* chain = ops_alive.emplace_back(std::move(op.value())).get();
+    if (name == "baton-auto") std::printf("  %s\n", chain->plan().log_line().c_str());
     Variant v;
     v.name = name;
-    v.policy = policy_str(chain.plan());
-    v.gemms = gemms_str(chain.plan());
+    v.policy = policy_str(chain->plan());
+    v.gemms = gemms_str(chain->plan());
     v.launch = "pdl";
     v.baseline = baseline;
-    v.enqueue = [&] { return chain.enqueue(stream); };
-    v.errors = [&] { return chain.check_errors(stream); };
-    v.prepare = [&] { return poison(true); };
+    v.enqueue = [this, chain] { return chain->enqueue(stream); };
+    v.errors = [this, chain] { return chain->check_errors(stream); };
+    v.prepare = [&poison] { return poison(true); };
     measure(v);
   };
   op_variant("baton-auto", "auto", false);
   if (decode) {  // PDL edges only; the split-KV rule against one part
     op_variant("baton-split1", "none", false, 1);
-    return {};
   }
-  op_variant("baton-none", "none", false);
-  op_variant("baton-kblock", "kblock", false);
-  op_variant("baton-kblock-none", "kblock-none", false);
-  op_variant("baton-none-kblock", "none-kblock", false);
+  if (!decode) op_variant("baton-none", "none", false);
+  if (!decode) {
+    op_variant("baton-kblock", "kblock", false);
+    op_variant("baton-kblock-none", "kblock-none", false);
+    op_variant("baton-none-kblock", "none-kblock", false);
+  }
 
   // The bench's own chain of the same kernels without edges.
-  if (a.breakdown || bench::in_list(a.variants, "cutlass-pdl-graph") || bench::in_list(a.variants, "cutlass-graph") ||
-      bench::in_list(a.variants, "cutlass-stream") || bench::in_list(a.variants, "bound-concurrent")) {
-    PlainAttention plain;
+  PlainAttention plain;  // outlives the rounds below: its variants are timed there
+  if (!decode && (a.breakdown || bench::in_list(a.variants, "cutlass-pdl-graph") || bench::in_list(a.variants, "cutlass-graph") ||
+      bench::in_list(a.variants, "cutlass-stream") || bench::in_list(a.variants, "bound-concurrent"))) {
     if (status st = plain.build(s, t, stream); !st.ok()) {
       std::fprintf(stderr, "%s plain kernels: %s\n", shape.c_str(), st.to_string().c_str());
       all_ok = false;
@@ -788,6 +779,59 @@ status Bench::shape_run(const ops::AttentionShape& s) {
       }
     }
   }
+
+  // The rounds, then each variant's second check and its row.
+  std::vector<std::function<status()>> reps;
+  for (Entry& e : entries)
+    reps.push_back([&e, this, iters]() -> status {
+      if (!e.st.ok()) return e.st;
+      if (e.g) return e.g->launch(stream);
+      for (int i = 0; i < iters; ++i) BATON_TRY(e.v.enqueue());
+      return {};
+    });
+  if (a.interleave) {
+    std::vector<std::vector<double>> us;
+    std::vector<status> failed;
+    const status st =
+        bench::time_rounds(stream, a.warmup, a.reps, iters, reps, [&](int i) { return entries[size_t(i)].v.errors(); }, us, failed);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i].st.ok()) entries[i].st = st.ok() ? failed[i] : st;
+      if (i < us.size()) entries[i].us = std::move(us[i]);
+    }
+  } else {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      Entry& e = entries[i];
+      if (e.st.ok()) e.st = bench::time_repetitions(stream, a.warmup, a.reps, iters, reps[i], e.v.errors, e.us);
+      if (e.st.ok()) e.st = e.v.errors();
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Entry& e = entries[i];
+    const Variant& v = e.v;
+    if (e.st.ok() && a.check) {
+      e.st = v.prepare();
+      if (e.st.ok()) e.st = reps[i]();
+      if (e.st.ok()) e.st = v.errors();
+      if (e.st.ok()) e.rel2 = check();
+    }
+    if (!e.st.ok()) {
+      fail(v.name, e.st);
+      continue;
+    }
+    const bool correct = a.check && e.rel1 < kRelTol && e.rel2 < kRelTol;  // NaN compares false
+    bench::Row r = bench::timed_row("attention-" + a.workload, shape, v.name, e.us, fl, v.baseline, correct);
+    char err[32];
+    std::snprintf(err, sizeof err, "%.3e", std::max(e.rel1, e.rel2));
+    r.extra = {{"policy", v.policy}, {"gemms", v.gemms}, {"launch", v.launch}, {"iters", std::to_string(iters)},
+               {"rel_err", a.check ? std::string(err) : std::string("unchecked")},
+               {"order", a.interleave ? "interleaved" : "in-turn"}};
+    all_ok = all_ok && (correct || !a.check);
+    rows.push_back(r);
+    std::printf("%-62s %-18s %10.2f us  x%-6.2f floor  %s\n", shape.c_str(), v.name.c_str(), r.median_us,
+                fl > 0 ? r.median_us / fl : 0.0, !a.check ? "unchecked" : correct ? "ok" : "WRONG");
+    std::fflush(stdout);
+  }
+  if (decode) return {};
 
   // The timeline: one shape, the op's trace pointers, the last of three passes.
   if (!a.timeline.empty() && !timeline_done && (a.tl_batch == 0 || (a.tl_batch == s.batch && a.tl_seq == s.seq))) {
