@@ -49,7 +49,7 @@ compute_fn slow_fn(unsigned spin_ns) {
 // A host buffer of floats, pinned (cudaHostAlloc) or pageable.
 class HostFloats {
  public:
-  HostFloats(size_t n, bool pinned) : n_(n), pinned_(pinned) {
+  HostFloats(size_t n, bool pinned) : pinned_(pinned) {
     if (pinned) {
       if (cudaHostAlloc(&p_, n * 4 + 4, cudaHostAllocDefault) != cudaSuccess) p_ = nullptr;
     } else {
@@ -63,10 +63,8 @@ class HostFloats {
   HostFloats(const HostFloats&) = delete;
   HostFloats& operator=(const HostFloats&) = delete;
   float* data() const { return p_; }
-  size_t size() const { return n_; }
 
  private:
-  size_t n_;
   bool pinned_;
   float* p_ = nullptr;
   std::vector<float> v_;

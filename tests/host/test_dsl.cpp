@@ -306,7 +306,7 @@ TEST(Batonc, MlpOpProgramIsCrossCheckedAgainstGemmA) {
   for (const char* spec : {"gelu_up->gelu_down=row@gemm_a", "gelu_up->gelu_down=kblock@gemm_a", "swiglu_up->swiglu_down=row per k"}) {
     auto r = check_policy(chk.value(), spec);
     EXPECT_TRUE(r.ok()) << spec << ": " << r.error().to_string();
-    if (r.ok()) EXPECT_NE(r.value().find("of the maps and of gemm_a"), std::string::npos) << r.value();
+    if (r.ok()) { EXPECT_NE(r.value().find("of the maps and of gemm_a"), std::string::npos) << r.value(); }
   }
   // A relation that disagrees with the maps (the wrong producer tile width) is an error.
   auto wrong = parse(rel(p), slurp(p));

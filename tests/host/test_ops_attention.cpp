@@ -218,7 +218,7 @@ TEST(AttentionPlan, FlatGemmsReplaceTheWaitsOnlyWhereTheModelSaysSo) {
             if (e.is_flat) {
               EXPECT_EQ(e.g, free.value()) << pl.log_line();
               const bool by_model = pl.reason.find(std::string("the flat ") + e.name + " GEMM is modeled") != std::string::npos;
-              if (by_model) EXPECT_LT(free.value().expected_us, (1 - ops::kAttentionFlatGemmGain) * tiled) << pl.log_line();
+              if (by_model) { EXPECT_LT(free.value().expected_us, (1 - ops::kAttentionFlatGemmGain) * tiled) << pl.log_line(); }
               flat += by_model;
             } else {
               EXPECT_GE(free.value().expected_us, (1 - ops::kAttentionFlatGemmGain) * tiled) << e.name << ": " << pl.log_line();
@@ -387,9 +387,9 @@ TEST(AttentionPlan, DecodeSplitsTheKeysToFillTheSMs) {
           EXPECT_GE(parts, 1);
           EXPECT_LE(parts, 64);
           // Every part has at least 4 blocks of keys, unless there is only one part.
-          if (parts > 1) EXPECT_GE(s.key_blocks() / parts, ops::kAttentionDecodeMinBlocksPerPart) << s.str();
+          if (parts > 1) { EXPECT_GE(s.key_blocks() / parts, ops::kAttentionDecodeMinBlocksPerPart) << s.str(); }
           // Never past one wave of resident CTAs, unless the CTAs alone pass it.
-          if (parts > 1) EXPECT_LE(ctas * parts, int64_t(ops::kAttentionDecodeCtasPerSm) * sms) << s.str();
+          if (parts > 1) { EXPECT_LE(ctas * parts, int64_t(ops::kAttentionDecodeCtasPerSm) * sms) << s.str(); }
           // And as many parts as fit: one more would pass the wave, the key blocks or the cap.
           EXPECT_TRUE(ctas * (parts + 1) > int64_t(ops::kAttentionDecodeCtasPerSm) * sms ||
                       s.key_blocks() / (parts + 1) < ops::kAttentionDecodeMinBlocksPerPart || parts == 64)
@@ -428,7 +428,7 @@ TEST(OpsAttentionGeneratedPolicies, ProgramParamsMatchTheShapeAndItsRelations) {
     auto unbounded = deps::compare(maps1, exact1);
     ASSERT_TRUE(unbounded.ok());
     EXPECT_EQ(unbounded.value().missing, 0) << s.str();
-    if (ag.m > 1) EXPECT_GT(unbounded.value().extra, 0) << s.str();
+    if (ag.m > 1) { EXPECT_GT(unbounded.value().extra, 0) << s.str(); }
     for (auto [header, op] : {std::pair{gen::qkv_to_attn_exact_relation(p), exact1}, std::pair{maps1_bounded, exact1},
                               std::pair{gen::attn_to_oproj_exact_relation(p), exact2}, std::pair{gen::attn_to_oproj_relation(p), exact2}}) {
       auto d = deps::compare(header, op);
@@ -844,7 +844,7 @@ void run_generated(const AttentionShape& s, P1 p1, P2 p2, uint64_t seed, int ite
   if (order == KeyOrder::published_first) {
     std::printf("%s: %llu of %llu attention tiles loaded their key blocks out of order\n", s.str().c_str(),
                 (unsigned long long)fx.out_of_order.load(), (unsigned long long)fx.tiles.load());
-    if constexpr (std::is_same_v<O1, ColumnMajor>) EXPECT_GT(fx.out_of_order.load(), 0u) << "the test should reorder some";
+    if constexpr (std::is_same_v<O1, ColumnMajor>) { EXPECT_GT(fx.out_of_order.load(), 0u) << "the test should reorder some"; }
   }
 }
 

@@ -285,8 +285,9 @@ void run_conv_chain(const ops::ConvChainShape& s, P policy, int parts, uint64_t 
   fx.consumer_delays = expect_sound;
   const status v = fx.chain.validate();
   ASSERT_TRUE(v.ok()) << v.to_string();
-  if (expect_sound)  // per k-block halo waits cover each k-block's own reads: split parts skip the prefix
+  if (expect_sound) {  // per k-block halo waits cover each k-block's own reads: split parts skip the prefix
     EXPECT_EQ(fx.chain.edge(0).report.k_local, policy.per_k_block) << fx.chain.edge(0).report.summary();
+  }
   ASSERT_TRUE(fx.chain.workspace_image(0, fx.ws).ok());
   const auto launches = fx.launches();
   emu::Emulator em({.sm_slots = 6, .co_schedule = true, .seed = seed, .max_delay_us = 40});

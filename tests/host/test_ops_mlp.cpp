@@ -493,14 +493,14 @@ TEST(OpsMlpPlan, PersistentCtasOnRequest) {
           EXPECT_EQ(form.split_k, 1) << pl.log_line();
           EXPECT_FALSE(form.operands == GemmOperands::plain && form.tile == 96) << pl.log_line();
         }
-      if (m <= 16) EXPECT_FALSE(pl.form1.persistent || pl.form2.persistent) << pl.log_line();
+      if (m <= 16) { EXPECT_FALSE(pl.form1.persistent || pl.form2.persistent) << pl.log_line(); }
       baton::ops::MlpOptions off;
       off.gemm1.persistent = off.gemm2.persistent = false;
       auto q = plan_mlp(shape, 132, off);
       ASSERT_TRUE(q.ok());
       EXPECT_FALSE(q.value().form1.persistent || q.value().form2.persistent) << q.value().log_line();
       // Where the model takes them, it expects them faster than the plan without.
-      if (pl.form1.persistent || pl.form2.persistent) EXPECT_LT(pl.expected_us, q.value().expected_us) << pl.log_line();
+      if (pl.form1.persistent || pl.form2.persistent) { EXPECT_LT(pl.expected_us, q.value().expected_us) << pl.log_line(); }
     }
   // GPT-3 TP8 at 2048 tokens (three waves of 128x256 tiles): both GEMMs persistent.
   auto g = plan_mlp(MlpShape{2048, 12288, 6144, Activation::gelu}, 132);
@@ -877,7 +877,7 @@ TEST(OpsMlpPlan, AutomaticSwapJustPastOneBand) {
     auto g = plan_mlp(MlpShape{m, 12288, 6144, Activation::gelu}, 132);
     ASSERT_TRUE(g.ok());
     for (const baton::ops::GemmForm& f : {g.value().form1, g.value().form2})
-      if (f.operands == GemmOperands::swapped) EXPECT_LE(f.split_k, 3) << g.value().log_line();
+      if (f.operands == GemmOperands::swapped) { EXPECT_LE(f.split_k, 3) << g.value().log_line(); }
   }
   baton::ops::MlpOptions eight;
   eight.gemm1.operands = GemmOperands::swapped;
@@ -910,10 +910,10 @@ TEST(OpsMlpPlan, AutomaticSwapOverTwoTokenTiles) {
     const MlpPlan& pl = p.value();
     for (const auto& [f, tile] : {std::pair{pl.form1, w.tile1}, std::pair{pl.form2, w.tile2}}) {
       EXPECT_EQ(f.operands == GemmOperands::swapped, tile != 0) << "m=" << w.m << ": " << pl.log_line();
-      if (tile != 0) EXPECT_EQ(f.tile, tile) << pl.log_line();
+      if (tile != 0) { EXPECT_EQ(f.tile, tile) << pl.log_line(); }
     }
-    if (w.tile1 != 0) EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line();  // two token tiles
-    if (w.tile2 != 0) EXPECT_EQ(pl.gemm2.n, 2) << pl.log_line();
+    if (w.tile1 != 0) { EXPECT_EQ(pl.gemm1.n, 2) << pl.log_line(); }  // two token tiles
+    if (w.tile2 != 0) { EXPECT_EQ(pl.gemm2.n, 2) << pl.log_line(); }
   }
   // At 385-448 GEMM1 runs plain in 128x224 tiles (persistent: 4 bands x 64 = 256 tiles), where two
   // 224-token tiles made 224 CTAs: 0.97x the both-swapped chain at 385 and 448, alternated in one call
@@ -1357,7 +1357,7 @@ TEST(OpsMlpCost, AnExtendedWidthFitsTheWaves) {
   MlpCostModel c;
   auto cost = [&](int w) { return mlp_gemm_cost_us(c, MlpGemmShape{384, 6144, 12288, w, 1, 3}, 132); };
   for (int w : baton::ops::kMlpTileWidths)
-    if (w != baton::ops::kMlpTile160N) EXPECT_LT(cost(baton::ops::kMlpTile160N), cost(w)) << w;
+    if (w != baton::ops::kMlpTile160N) { EXPECT_LT(cost(baton::ops::kMlpTile160N), cost(w)) << w; }
   EXPECT_LT(cost(192), cost(128));  // one wave of wider tiles beats two of narrower ones
   auto p = plan_mlp(MlpShape{384, 12288, 6144, Activation::gelu}, 132);
   ASSERT_TRUE(p.ok()) << p.error().to_string();

@@ -30,7 +30,7 @@ TEST(SlotLedger, PreviousUserIsTheLatestEarlierChunkOnTheSlotAcrossCalls) {
         ASSERT_EQ(c.previous, expect) << "K=" << k << " call " << call << " chunk " << i;
         // The call-local rule the ledger replaces ("reuse when i >= K") misses the previous call's
         // chunks: here the first chunks of every call but the first must reuse.
-        if (history.size() >= size_t(k)) EXPECT_TRUE(c.reuses()) << "K=" << k << " call " << call << " chunk " << i;
+        if (history.size() >= size_t(k)) { EXPECT_TRUE(c.reuses()) << "K=" << k << " call " << call << " chunk " << i; }
         for (size_t back = 1; back < size_t(k) && back <= history.size(); ++back)
           ASSERT_NE(history[history.size() - back].slot, c.slot) << "a slot shared within K chunks";
         history.push_back(c);
