@@ -789,20 +789,14 @@ status Bench::shape_run(const ops::AttentionShape& s) {
       for (int i = 0; i < iters; ++i) BATON_TRY(e.v.enqueue());
       return {};
     });
-  if (a.interleave) {
+  {
     std::vector<std::vector<double>> us;
     std::vector<status> failed;
-    const status st =
-        bench::time_rounds(stream, a.warmup, a.reps, iters, reps, [&](int i) { return entries[size_t(i)].v.errors(); }, us, failed);
+    const status st = bench::time_in_order(stream, a.interleave, a.warmup, a.reps, iters, reps,
+                                           [&](int i) { return entries[size_t(i)].v.errors(); }, us, failed);
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].st.ok()) entries[i].st = st.ok() ? failed[i] : st;
       if (i < us.size()) entries[i].us = std::move(us[i]);
-    }
-  } else {
-    for (size_t i = 0; i < entries.size(); ++i) {
-      Entry& e = entries[i];
-      if (e.st.ok()) e.st = bench::time_repetitions(stream, a.warmup, a.reps, iters, reps[i], e.v.errors, e.us);
-      if (e.st.ok()) e.st = e.v.errors();
     }
   }
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -296,19 +296,13 @@ int run(const Args& a) {
           return {};
         });
       auto errors_of = [&](int i) { return entries[size_t(i)].op->check_errors(stream); };
-      if (a.interleave) {
+      {
         std::vector<std::vector<double>> us;
         std::vector<status> failed;
-        const status st = bench::time_rounds(stream, a.warmup, a.reps, a.iters, reps, errors_of, us, failed);
+        const status st = bench::time_in_order(stream, a.interleave, a.warmup, a.reps, a.iters, reps, errors_of, us, failed);
         for (size_t i = 0; i < entries.size(); ++i) {
           if (entries[i].st.ok()) entries[i].st = st.ok() ? failed[i] : st;
           if (i < us.size()) entries[i].us = std::move(us[i]);
-        }
-      } else {
-        for (size_t i = 0; i < entries.size(); ++i) {
-          Entry& e = entries[i];
-          if (e.st.ok()) e.st = bench::time_repetitions(stream, a.warmup, a.reps, a.iters, reps[i], [&] { return errors_of(int(i)); }, e.us);
-          if (e.st.ok()) e.st = errors_of(int(i));
         }
       }
       for (Entry& e : entries) {

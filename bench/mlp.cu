@@ -284,18 +284,16 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   std::vector<Run*> timed;
   for (auto& run : runs)
     if (run.st.ok() && !fatal) timed.push_back(&run);
-  if (c.args.interleave) {
+  {
     std::vector<Variant*> tv;
     for (Run* run : timed) tv.push_back(run->v);
     std::vector<std::vector<double>> us;
     std::vector<status> errs;
     const status st = time_variants(c, tv, us, errs);
     for (size_t i = 0; i < timed.size(); ++i) {
-      timed[i]->st = (!st.ok() ? st : errs[i]).with_context("timing " + timed[i]->v->name + " (interleaved rounds)");
+      timed[i]->st = (!st.ok() ? st : errs[i]).with_context("timing " + timed[i]->v->name);
       if (i < us.size()) timed[i]->us = std::move(us[i]);
     }
-  } else {
-    for (Run* run : timed) run->st = time_variant(c, *run->v, run->us).with_context("timing " + run->v->name);
   }
   for (Run* run : timed) {
     if (run->st.ok() && !fatal)

@@ -105,4 +105,23 @@ template <class Rep>
   return {};
 }
 
+// A shape's variants timed the way a bench's --order says: in interleaved rounds (time_rounds), or one
+// variant after another, each one's warm-up and repetitions together (time_repetitions, check(i) after
+// its warm-up and again after its repetitions). Either way us[i] and failed[i] are variant i's samples
+// and error.
+[[nodiscard]] inline status time_in_order(async::stream_ref stream, bool interleaved, int warmup, int reps, int iters,
+                                          const std::vector<std::function<status()>>& rep,
+                                          const std::function<status(int)>& check,
+                                          std::vector<std::vector<double>>& us, std::vector<status>& failed) {
+  if (interleaved) return time_rounds(stream, warmup, reps, iters, rep, check, us, failed);
+  const size_t n = rep.size();
+  us.assign(n, {});
+  failed.assign(n, status{});
+  for (size_t i = 0; i < n; ++i) {
+    failed[i] = time_repetitions(stream, warmup, reps, iters, rep[i], [&] { return check(int(i)); }, us[i]);
+    if (failed[i].ok()) failed[i] = check(int(i));
+  }
+  return {};
+}
+
 }  // namespace baton::bench

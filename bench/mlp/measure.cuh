@@ -104,9 +104,10 @@ struct Check {
   return {};
 }
 
-// The variants of one shape timed in interleaved rounds (bench/common/rounds.hpp; --order
-// interleaved, the default): each graph variant captured once, then bench::time_rounds. us[i] and
-// failed[i] are variant i's samples and error; a capture that fails fails that variant alone.
+// The variants of one shape timed together: each graph variant captured once, then
+// bench::time_in_order, in interleaved rounds (bench/common/rounds.hpp; --order interleaved, the
+// default) or one after another (--order in-turn). us[i] and failed[i] are variant i's samples and
+// error; a capture that fails fails that variant alone.
 [[nodiscard]] inline status time_variants(Ctx& c, const std::vector<Variant*>& vs, std::vector<std::vector<double>>& us,
                                           std::vector<status>& failed) {
   const int iters = c.args.iters;
@@ -130,8 +131,8 @@ struct Check {
     });
   }
   // A watchdog report (a variant's error record) after the warm-up or the rounds fails that variant.
-  return bench::time_rounds(c.stream, c.args.warmup, c.args.reps, iters, rep, [&](int i) { return vs[size_t(i)]->errors(); },
-                            us, failed);
+  return bench::time_in_order(c.stream, c.args.interleave != 0, c.args.warmup, c.args.reps, iters, rep,
+                              [&](int i) { return vs[size_t(i)]->errors(); }, us, failed);
 }
 
 inline bool wanted(const Ctx& c, const std::string& v) {
