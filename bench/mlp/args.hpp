@@ -106,7 +106,7 @@ inline void usage() {
       "  --order interleaved|in-turn  how a shape's variants are timed: in rounds, one repetition of every\n"
       "                       variant per round, each round starting at the next variant, so clock and power\n"
       "                       drift hit them alike (default interleaved); or each variant's repetitions\n"
-      "                       together, one variant after another (in-turn, the method before). The CSV's\n"
+      "                       together, one variant after another (in-turn; every variant built first either way). The CSV's\n"
       "                       `order` column says which\n"
       "  --check-rows N       rows of Z checked against the CPU reference, spread evenly, plus the last (default 16)\n"
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
