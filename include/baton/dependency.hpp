@@ -28,7 +28,15 @@
 namespace baton {
 
 inline std::string to_string(Tile t) {
-  return "(" + std::to_string(t.m) + "," + std::to_string(t.n) + "," + std::to_string(t.z) + ")";
+  // Appended in place: GCC 12 at -O3 warns (-Wrestrict, a false positive) on `"(" + std::string`.
+  std::string s = "(";
+  s += std::to_string(t.m);
+  s += ',';
+  s += std::to_string(t.n);
+  s += ',';
+  s += std::to_string(t.z);
+  s += ')';
+  return s;
 }
 inline std::string to_string(Grid g) {
   return std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.z);
