@@ -28,6 +28,11 @@
 //                      candidate plans at create(), keeps the fastest, logs why), timed as its own graph
 //   baton-plan         the op as create() gives it with default options and no tuning (what a user
 //                      who does not tune gets)
+//   baton-plan-stream, baton-auto-stream, cublaslt-stream   diagnostics, not baselines: the same op
+//                      objects (built once) launched straight onto the stream, --iters-per-graph
+//                      iterations per repetition, no graph; what the op's tuning times (its
+//                      candidates are enqueued, not captured), so a graph / stream pair in one run
+//                      says what the graph changes
 //   cutlass-streamk-graph     baseline: CUTLASS 4.2 GemmUniversal, cooperative kernel with the
 //                      StreamKScheduler in Stream-K mode (persistent; partial tiles reduced
 //                      through a workspace), same collectives; SwiGLU: GEMM1 plain into [M, 2F],
@@ -204,6 +209,12 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     v.name = "cublaslt-graph";
     v.enqueue = [&] { return lt.enqueue(c.stream); };
     vs.push_back(v);
+    v.name = "cublaslt-stream";  // a diagnostic, not a baseline (above)
+    v.baseline = false;
+    v.graph = false;
+    vs.push_back(v);
+    v.baseline = true;
+    v.graph = true;
     v.name = "cutlass-wide-graph";
     v.enqueue = [&] { return wide.enqueue(c.stream); };
     vs.push_back(v);
@@ -211,10 +222,11 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     v.enqueue = [&] { return wide2.enqueue(c.stream); };
     vs.push_back(v);
   }
-  auto baton_variant = [&](const std::string& name, auto* mlp, const std::string& policy) {
+  auto baton_variant = [&](const std::string& name, auto* mlp, const std::string& policy, bool graph = true) {
     Variant v;
     v.name = name;
     v.policy = policy;
+    v.graph = graph;
     v.enqueue = [&c, mlp] { return mlp->enqueue(c.stream); };
     v.errors = [&c, mlp] { return mlp->errors(c.stream); };
     vs.push_back(v);
@@ -225,8 +237,16 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   baton_variant("baton-row-gen", row_gen.get(), "row");
   baton_variant("baton-auto", op.get(), auto_policy);
   baton_variant("baton-plan", plan_op.get(), auto_policy);
+  baton_variant("baton-auto-stream", op.get(), auto_policy, /*graph=*/false);
+  baton_variant("baton-plan-stream", plan_op.get(), auto_policy, /*graph=*/false);
 
   // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
+  // The stream twins share their graph variant's object: built (and tuned) once.
+  std::unique_ptr<status> lt_built, op_built, plan_built;
+  auto once = [](std::unique_ptr<status>& built, auto&& build) -> status {
+    if (!built) built = std::make_unique<status>(build());
+    return *built;
+  };
   auto build_for = [&](const std::string& name) -> status {
     if (name == "cutlass-streamk-graph") return streamk.build(p, SchedulerMode::stream_k, c.num_sms, c.stream);
     if (name == "cutlass-persistent-graph") return persistent.build(p, SchedulerMode::data_parallel, c.num_sms, c.stream);
@@ -236,13 +256,14 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
       if (!plain.built) plain.built = std::make_unique<status>(plain.build(p, c.stream));
       return *plain.built;
     }
-    if (name == "cublaslt-graph") return lt.build(p, c.lt, c.lt_ws);
+    if (name.rfind("cublaslt-", 0) == 0) return once(lt_built, [&] { return lt.build(p, c.lt, c.lt_ws); });
     if (name == "baton-kblock") return kblock->build(p, c.stream);
     if (name == "baton-row") return row->build(p, c.stream);
     if (name == "baton-kblock-gen") return kblock_gen->build(p, c.stream);
     if (name == "baton-row-gen") return row_gen->build(p, c.stream);
-    if (name == "baton-plan") return plan_op->build(p, c.args, c.num_sms, c.stream, /*tune=*/false);
-    return op->build(p, c.args, c.num_sms, c.stream);
+    if (name.rfind("baton-plan", 0) == 0)
+      return once(plan_built, [&] { return plan_op->build(p, c.args, c.num_sms, c.stream, /*tune=*/false); });
+    return once(op_built, [&] { return op->build(p, c.args, c.num_sms, c.stream); });
   };
 
   // Every wanted variant is built, run once and checked; then they are timed together (interleaved
@@ -276,8 +297,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
       BATON_CUDA_TRY(cudaStreamSynchronize(c.stream));
       return v.errors();
     }().with_context("first run of " + v.name);
-    if (st.ok() && v.name == "baton-auto") v.policy = ops::to_string(op->plan().policy);  // tuned at build
-    if (st.ok() && v.name == "baton-plan") v.policy = ops::to_string(plan_op->plan().policy);
+    if (st.ok() && v.name.rfind("baton-auto", 0) == 0) v.policy = ops::to_string(op->plan().policy);  // tuned at build
+    if (st.ok() && v.name.rfind("baton-plan", 0) == 0) v.policy = ops::to_string(plan_op->plan().policy);
     if (st.ok()) st = check(c, p, v, sample, ref, run.before).with_context("checking " + v.name + " before timing");
     if (!st.ok()) report_failure(st);
   }
@@ -331,9 +352,9 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     const bool on_baton_gemm = v.name.rfind("baton-", 0) == 0 || v.name == "cutlass-stream" || v.name == "cutlass-graph" ||
                                v.name == "cutlass-pdl-graph";
     // The op's rows (baton-auto tuned, baton-plan untuned) report the plan the op runs.
-    const OpMlp* op_of_v = v.name == "baton-auto" && (op->gelu || op->swiglu)             ? op.get()
-                           : v.name == "baton-plan" && (plan_op->gelu || plan_op->swiglu) ? plan_op.get()
-                                                                                           : nullptr;
+    const OpMlp* op_of_v = v.name.rfind("baton-auto", 0) == 0 && (op->gelu || op->swiglu)             ? op.get()
+                           : v.name.rfind("baton-plan", 0) == 0 && (plan_op->gelu || plan_op->swiglu) ? plan_op.get()
+                                                                                                       : nullptr;
     auto op_tiles = [](const ops::MlpPlan& pl) {
       return op_form(pl.form1) + "/" + op_form(pl.form2);
     };
@@ -543,8 +564,9 @@ int main(int argc, char** argv) {
 
   bench::print_table(rows, env);
   std::vector<std::string> shown;
-  for (const auto& v : kVariants)
-    if (wanted(c, v)) shown.push_back(v);
+  for (const auto* list : {&kVariants, &kDiagnosticVariants})
+    for (const auto& v : *list)
+      if (wanted(c, v)) shown.push_back(v);
   print_summary(rows, shown);
   bool ok = !fatal;
   for (const auto& r : rows) ok = ok && r.correct;

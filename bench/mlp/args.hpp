@@ -24,6 +24,9 @@ const std::vector<std::string> kVariants = {"cutlass-stream",        "cutlass-gr
                                             "baton-kblock",          "baton-row",               "baton-auto",
                                             "cutlass-wide-graph",    "cutlass-wide2-graph",     "baton-kblock-gen",
                                             "baton-row-gen",         "baton-plan"};
+// Asked for by name only (not in the default "all"): the op and cuBLASLt launched straight onto the
+// stream, no graph, to compare with their graph rows in one run (bench/mlp.cu).
+const std::vector<std::string> kDiagnosticVariants = {"baton-auto-stream", "baton-plan-stream", "cublaslt-stream"};
 
 struct Args {
   std::vector<int> ms = kGpt3M;
@@ -112,7 +115,9 @@ inline void usage() {
       "  --variants ...       subset of: cutlass-stream,cutlass-graph,cutlass-pdl-graph,cutlass-streamk-graph,\n"
       "                       cutlass-persistent-graph,cublaslt-graph,baton-kblock,baton-row,baton-auto,\n"
       "                       cutlass-wide-graph,cutlass-wide2-graph,baton-kblock-gen,baton-row-gen,baton-plan\n"
-      "                       (default: all; baton-plan is the op as create() gives it with no tuning)\n"
+      "                       (default: all; baton-plan is the op as create() gives it with no tuning); also, by\n"
+      "                       name only, the diagnostics baton-auto-stream, baton-plan-stream, cublaslt-stream: the\n"
+      "                       same objects launched straight onto the stream, no graph (not baselines)\n"
       "  --trace M            also write DIR/timeline-<workload>-m<M>.json (per-tile Perfetto timeline of the\n"
       "                       baton-row chain) and ...-m<M>-cutlass-pdl.json (the PDL baseline); M must be one\n"
       "                       of the measured M; plot with scripts/plot_timeline.py\n"
@@ -221,7 +226,8 @@ inline bool parse(int argc, char** argv, Args& a) {
     } else if (k == "--variants") {
       a.variants.clear();
       for (const auto& t : bench::split_commas(v)) {
-        if (std::find(kVariants.begin(), kVariants.end(), t) == kVariants.end())
+        if (std::find(kVariants.begin(), kVariants.end(), t) == kVariants.end() &&
+            std::find(kDiagnosticVariants.begin(), kDiagnosticVariants.end(), t) == kDiagnosticVariants.end())
           return bad("unknown variant '" + t + "'");
         a.variants.push_back(t);
       }
