@@ -241,7 +241,8 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
   baton_variant("baton-plan-stream", plan_op.get(), auto_policy, /*graph=*/false);
 
   // Builds what the wanted variants need (host work: validation, TMA descriptors, heuristics).
-  // The stream twins share their graph variant's object: built (and tuned) once.
+  // Variants that share an object (the three CUTLASS chains; the stream twins and their graph rows)
+  // build it (and tune it) once.
   std::unique_ptr<status> lt_built, op_built, plan_built;
   auto once = [](std::unique_ptr<status>& built, auto&& build) -> status {
     if (!built) built = std::make_unique<status>(build());
@@ -252,10 +253,7 @@ bool run_shape(Ctx& c, int m, std::vector<bench::Row>& rows, std::vector<Breakdo
     if (name == "cutlass-persistent-graph") return persistent.build(p, SchedulerMode::data_parallel, c.num_sms, c.stream);
     if (name == "cutlass-wide-graph") return wide.build(p, c.stream);
     if (name == "cutlass-wide2-graph") return wide2.build(p, c.stream);
-    if (name.rfind("cutlass-", 0) == 0) {
-      if (!plain.built) plain.built = std::make_unique<status>(plain.build(p, c.stream));
-      return *plain.built;
-    }
+    if (name.rfind("cutlass-", 0) == 0) return once(plain.built, [&] { return plain.build(p, c.stream); });
     if (name.rfind("cublaslt-", 0) == 0) return once(lt_built, [&] { return lt.build(p, c.lt, c.lt_ws); });
     if (name == "baton-kblock") return kblock->build(p, c.stream);
     if (name == "baton-row") return row->build(p, c.stream);
